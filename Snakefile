@@ -1,0 +1,22 @@
+# wirebench: models x tasks x samples, each pair through real akcli, scored against
+# ground truth. `snakemake --cores N` runs config/config.yaml; see README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "results/summary.csv",
+        "results/scorecard.json",
+        "results/report.md",

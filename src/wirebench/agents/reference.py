@@ -1,0 +1,10 @@
+"""The `reference` agent: answers with the task's committed reference_ops.json.
+
+It is the harness's self-check: every task must score 1.0 through it.
+"""
+
+from . import Answer
+
+
+def answer(spec: dict, task, sample: int) -> Answer:
+    return Answer(ops=task.reference_path.read_bytes())

@@ -1,0 +1,91 @@
+"""The only module that talks to akcli.
+
+akcli runs in-process (`akcli.cli.main(argv)` with stdout captured), as akcli's own
+harness does: a subprocess per call would pay an interpreter start and the akcli import
+every time. Every call pins akcli's config to an empty file so that an akcli.toml found by
+walking up from the working directory can never change a result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+SHEET = "board.kicad_sch"
+
+
+@dataclass
+class AkcliResult:
+    argv: list[str]
+    rc: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict | None:
+        """The --json document akcli printed, or None when it printed none."""
+        try:
+            doc = json.loads(self.stdout)
+        except json.JSONDecodeError:
+            return None
+        return doc if isinstance(doc, dict) else None
+
+    def error_text(self, limit: int = 600) -> str:
+        doc = self.json() or {}
+        err = doc.get("error")
+        if isinstance(err, dict):
+            return f"{err.get('code')}: {err.get('message')}"[:limit]
+        return (self.stderr or self.stdout).strip()[:limit]
+
+
+def _config_file() -> str:
+    return str(resources.files("wirebench") / "data" / "akcli.toml")
+
+
+def run(*argv: str) -> AkcliResult:
+    from akcli.cli import main  # lazy: 0.18 s, paid only by steps that call akcli
+
+    full = ["-C", _config_file(), "--json", *argv]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(full)
+        except SystemExit as exc:  # argparse errors exit instead of returning
+            rc = exc.code if isinstance(exc.code, int) else 2
+    return AkcliResult(list(argv), int(rc or 0), out.getvalue(), err.getvalue())
+
+
+def version() -> str:
+    from importlib.metadata import version as dist_version
+
+    return dist_version("akcli-kicad")
+
+
+def symbol_args(symbols: list[str]) -> list[str]:
+    return [a for s in symbols for a in ("--symbols", str(s))]
+
+
+def validate(ops_path: Path) -> AkcliResult:
+    return run("ops", "validate", str(ops_path))
+
+
+def new_sheet(sheet: Path) -> AkcliResult:
+    return run("new", str(sheet), "--force")
+
+
+def draw(sheet: Path, ops_path: Path, symbols: list[str]) -> AkcliResult:
+    """Apply an op-list behind akcli's rails: a split or merge of a named net is refused."""
+    return run("draw", str(sheet), "--ops", str(ops_path), "--apply", "--strict-nets",
+               "--no-erc", *symbol_args(symbols))
+
+
+def arrange_groups(sheet: Path, params: dict, symbols: list[str]) -> AkcliResult:
+    flags = [a for k, v in sorted(params.items()) for a in (f"--{k.replace('_', '-')}", str(v))]
+    return run("arrange", str(sheet), "--groups", "--apply", *flags, *symbol_args(symbols))
+
+
+def nets(sheet: Path) -> AkcliResult:
+    return run("nets", str(sheet))

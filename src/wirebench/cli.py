@@ -1,0 +1,226 @@
+"""The `wirebench` command. Snakemake rules call its `step` commands; people call the rest.
+
+Imports are lazy on purpose: every Snakemake job is a fresh interpreter, and a step that
+imported pandas would pay 1.1 s for nothing.
+
+Exit codes:
+  0  success (for `score`: the pair passed; for `tasks check`: the corpus is sound)
+  1  a result that is a failure: the pair did not pass, or the corpus check found problems
+  2  bad usage or bad input (unknown flag, missing file, bad config or task)
+  70 an internal error in wirebench itself
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 70
+
+
+def _step_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wirebench step", description="one per-pair step")
+    sub = p.add_subparsers(dest="step", required=True)
+
+    g = sub.add_parser("generate", help="the agent answers the task: ops.json + agent.json")
+    g.add_argument("--model", required=True)
+    g.add_argument("--agent", required=True, help="the model entry, as JSON")
+    g.add_argument("--task", required=True, type=Path)
+    g.add_argument("--sample", required=True, type=int)
+    g.add_argument("--ops", required=True, type=Path)
+    g.add_argument("--agent-out", required=True, type=Path)
+
+    v = sub.add_parser("validate", help="akcli ops validate + path guard: validate.json")
+    v.add_argument("--ops", required=True, type=Path)
+    v.add_argument("--out", required=True, type=Path)
+
+    a = sub.add_parser("apply", help="akcli new + draw --apply --strict-nets + post-checks")
+    a.add_argument("--ops", required=True, type=Path)
+    a.add_argument("--validate", required=True, type=Path)
+    a.add_argument("--task", required=True, type=Path)
+    a.add_argument("--symbols", nargs="+", required=True)
+    a.add_argument("--sheet", required=True, type=Path)
+    a.add_argument("--out", required=True, type=Path)
+
+    n = sub.add_parser("nets", help="akcli nets --json: nets.json")
+    n.add_argument("--sheet", required=True, type=Path)
+    n.add_argument("--out", required=True, type=Path)
+
+    s = sub.add_parser("score", help="named nets vs expected: score.json")
+    for name in ("validate", "apply", "nets", "expected", "out"):
+        s.add_argument(f"--{name}", required=True, type=Path)
+    s.add_argument("--model", required=True)
+    s.add_argument("--task", required=True)
+    s.add_argument("--sample", required=True, type=int)
+    return p
+
+
+def run_step(argv: list[str]) -> int:
+    """Run one step in this process (the worker and the local fallback both land here)."""
+    args = _step_parser().parse_args(argv)
+    from . import evaluate
+
+    if args.step == "generate":
+        from .generate import generate
+
+        generate(args.model, json.loads(args.agent), args.task, args.sample, args.ops,
+                 args.agent_out)
+    elif args.step == "validate":
+        evaluate.validate(args.ops, args.out)
+    elif args.step == "apply":
+        evaluate.apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out)
+    elif args.step == "nets":
+        evaluate.nets(args.sheet, args.out)
+    elif args.step == "score":
+        evaluate.score(args.validate, args.apply, args.nets, args.expected, args.out,
+                       {"model": args.model, "task": args.task, "sample": args.sample})
+    return 0
+
+
+def _cmd_step(argv: list[str]) -> int:
+    # generate runs agents: they may need the environment and may take minutes, so they
+    # always run in this process, never in the shared worker.
+    if argv[:1] != ["generate"] and "-h" not in argv and "--help" not in argv:
+        from .worker import call
+
+        reply = call(argv)
+        if reply is not None:
+            sys.stdout.write(reply["stdout"])
+            sys.stderr.write(reply["stderr"])
+            return reply["rc"]
+    return run_step(argv)
+
+
+def _default_symbols(config_path: Path) -> list[str]:
+    from .config import load_config
+
+    return load_config(config_path)["symbols"]
+
+
+def _cmd_score(args) -> int:
+    import tempfile
+
+    from .evaluate import evaluate_pair
+    from .tasks import load_task
+
+    task = load_task(args.task)
+    symbols = args.symbols or _default_symbols(args.config)
+    with tempfile.TemporaryDirectory(prefix="wirebench-score-") as td:
+        result = evaluate_pair(args.ops, task.path, symbols, Path(td),
+                               {"model": "cli", "task": task.id, "sample": 1})
+    for key in ("inputs", "versions"):
+        result.pop(key, None)
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        mark = "PASS" if result["passed"] else "FAIL"
+        print(f"{mark}  {task.id}  score={result['score']}  "
+              f"matched={result['matched']}/{result['expected']}")
+        for line in result["errors"]:
+            print(f"      {line}")
+    return 0 if result["passed"] else EXIT_FAIL
+
+
+def _cmd_tasks_check(args) -> int:
+    from .corpus import check_corpus
+
+    symbols = args.symbols or _default_symbols(args.config)
+    report = check_corpus(args.dir, symbols)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        for task in report["tasks"]:
+            mark = "ok  " if not task["problems"] else "FAIL"
+            print(f"{mark}  {task['id']}")
+            for line in task["problems"]:
+                print(f"      {line}")
+        for line in report["problems"]:
+            print(f"FAIL  {line}")
+        print(f"\n{report['ok']}/{len(report['tasks'])} tasks sound")
+    return 0 if report["sound"] else EXIT_FAIL
+
+
+def _cmd_summary(args) -> int:
+    from .summary import write_summary
+
+    write_summary(args.runs, args.models.split(","), args.tasks.split(","), args.samples,
+                  args.csv, args.scorecard)
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .report import write_report
+
+    write_report(args.summary, args.scorecard, args.out)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wirebench", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=__doc__.split("\n\n", 2)[2])
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"wirebench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("step", help="run one per-pair step (what the Snakemake rules call)",
+                   add_help=False)
+
+    sc = sub.add_parser("score", help="score one op-list against one task, no Snakemake")
+    sc.add_argument("--task", required=True, type=Path, help="the task directory")
+    sc.add_argument("--ops", required=True, type=Path, help="the op-list to score")
+    sc.add_argument("--json", action="store_true", help="print the score document")
+    _symbol_flags(sc)
+    sc.set_defaults(func=_cmd_score)
+
+    tasks = sub.add_parser("tasks", help="work with the task corpus")
+    tsub = tasks.add_subparsers(dest="tasks_command", required=True)
+    chk = tsub.add_parser("check", help="every task parses, ids are unique, references score 1.0")
+    chk.add_argument("dir", nargs="?", type=Path, default=Path("tasks"))
+    chk.add_argument("--json", action="store_true")
+    _symbol_flags(chk)
+    chk.set_defaults(func=_cmd_tasks_check)
+
+    sm = sub.add_parser("summary", help="aggregate score.json files: summary.csv + scorecard")
+    sm.add_argument("--runs", required=True, type=Path, help="results/runs")
+    sm.add_argument("--models", required=True, help="comma-separated model names")
+    sm.add_argument("--tasks", required=True, help="comma-separated task ids")
+    sm.add_argument("--samples", required=True, type=int)
+    sm.add_argument("--csv", required=True, type=Path)
+    sm.add_argument("--scorecard", required=True, type=Path)
+    sm.set_defaults(func=_cmd_summary)
+
+    rp = sub.add_parser("report", help="report.md: a model x task matrix")
+    rp.add_argument("--summary", required=True, type=Path)
+    rp.add_argument("--scorecard", required=True, type=Path)
+    rp.add_argument("--out", required=True, type=Path)
+    rp.set_defaults(func=_cmd_report)
+    return p
+
+
+def _symbol_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--symbols", nargs="+", help="symbol libraries (default: the config's)")
+    p.add_argument("--config", type=Path, default=Path("config/config.yaml"),
+                   help="config whose `symbols` to use (default: config/config.yaml)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["step"]:
+        return _cmd_step(argv[1:])
+    args = _parser().parse_args(argv)
+    from .config import ConfigError
+    from .tasks import TaskError
+
+    try:
+        return args.func(args)
+    except (TaskError, ConfigError, FileNotFoundError) as exc:
+        print(f"wirebench: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""The run config: schema-checked, with the matrix (models x tasks x samples) resolved.
+
+The Snakefile and the CLI both load the config through here, so a bad key gets the same
+message that names it in both places.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    """A config that cannot be run; the message names the offending key."""
+
+
+def _schema() -> dict:
+    import yaml
+
+    text = (resources.files("wirebench") / "schemas" / "config.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def check(config: dict) -> dict:
+    """Validate against the committed schema and fill defaults; raise ConfigError."""
+    import jsonschema
+
+    if not isinstance(config, dict):
+        raise ConfigError("config: the top level must be a mapping")
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = []
+        for err in errors:
+            # For oneOf/allOf failures the most specific sub-error names the real problem.
+            leaf = jsonschema.exceptions.best_match([err, *err.context]) if err.context else err
+            where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
+            lines.append(f"config key {where}: {leaf.message}")
+        raise ConfigError("invalid config:\n  " + "\n  ".join(dict.fromkeys(lines)))
+    config.setdefault("samples", 1)
+    return config
+
+
+def _names(value) -> list[str]:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return list(value or [])
+
+
+def select_models(config: dict, catalog: dict) -> dict:
+    """The model entries to run. `--config models=a,b` replaces the mapping with names;
+    those are looked up in the config file's own `models` (the catalog)."""
+    models = config["models"]
+    if isinstance(models, dict):
+        return models
+    chosen = {}
+    for name in _names(models):
+        if name not in catalog:
+            raise ConfigError(f"config key models: no model named {name!r} in the config file; "
+                              f"known: {sorted(catalog)}")
+        chosen[name] = catalog[name]
+    return chosen
+
+
+def select_tasks(config: dict, available: list[str]) -> list[str]:
+    wanted = _names(config.get("tasks"))
+    if not wanted:
+        return available
+    missing = [t for t in wanted if t not in available]
+    if missing:
+        raise ConfigError(f"config key tasks: unknown task id(s) {missing} in "
+                          f"{config['tasks_dir']}")
+    return [t for t in available if t in wanted]
+
+
+def load_config(path: str | Path) -> dict:
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    return check(yaml.safe_load(path.read_text()) or {})

@@ -1,0 +1,55 @@
+"""Artifacts on disk: atomic writes, hashes and the JSON documents every step leaves behind.
+
+Every per-pair artifact is written to a temporary file in the same directory and then
+renamed into place, so a killed job can leave a stray temp file but never a truncated
+artifact under its real name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(doc: object) -> str:
+    """The one JSON spelling of wirebench documents: sorted keys, so equal docs hash equal."""
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_json(path: str | os.PathLike, doc: dict) -> None:
+    if "schema" not in doc:
+        raise ValueError(f"refusing to write {path}: a wirebench document needs a 'schema' field")
+    write_bytes_atomic(path, dumps(doc).encode())
+
+
+def read_json(path: str | os.PathLike) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)

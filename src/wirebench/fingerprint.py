@@ -1,0 +1,40 @@
+"""What each step's output depends on, as one short hash for the rule's `params:`.
+
+Snakemake sees a `shell:` rule's command text but not the Python it runs, so without
+this an edit to the scoring code would rerun nothing. Each step lists the modules it
+runs; akcli steps add akcli's version. Changing scoring.py reruns only `score` jobs; an
+akcli upgrade reruns validate/apply/nets but never a paid `generate` call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+
+STEP_CODE = {
+    "generate": ["generate.py", "agents/*.py", "tasks.py", "evidence.py"],
+    "validate": ["evaluate.py", "akcli_backend.py", "oplist_guard.py", "evidence.py"],
+    "apply": ["evaluate.py", "akcli_backend.py", "tasks.py", "evidence.py", "data/akcli.toml"],
+    "nets": ["evaluate.py", "akcli_backend.py", "evidence.py"],
+    "score": ["evaluate.py", "scoring.py", "tasks.py", "evidence.py"],
+    "summary": ["summary.py"],
+    "report": ["report.py"],
+}
+AKCLI_STEPS = {"validate", "apply", "nets"}
+
+
+@cache
+def fingerprint(step: str) -> str:
+    h = hashlib.sha256(step.encode())
+    for pattern in STEP_CODE[step]:
+        for path in sorted(PACKAGE.glob(pattern)):
+            h.update(path.relative_to(PACKAGE).as_posix().encode())
+            h.update(path.read_bytes())
+    if step in AKCLI_STEPS:
+        from .akcli_backend import version
+
+        h.update(f"akcli {version()}".encode())
+    return h.hexdigest()[:16]

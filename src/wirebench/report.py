@@ -1,0 +1,47 @@
+"""report.md: the model x task matrix and per-model pass rates, for a person to read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .evidence import read_json, write_bytes_atomic
+
+
+def _cell(group) -> str:
+    """One matrix cell: PASS, or the mean score; `k/n` passed when there are repeats."""
+    n, passed = len(group), int(group["passed"].sum())
+    if n == 1:
+        return "PASS" if passed else f"fail {group['score'].iloc[0]:.2f}"
+    return f"{passed}/{n} pass, mean {group['score'].mean():.2f}"
+
+
+def render(df, card: dict) -> str:
+    models = sorted(df["model"].unique())
+    lines = ["# wirebench report", ""]
+    v = card["versions"]
+    lines += [f"wirebench {v['wirebench']}, akcli {', '.join(v['akcli']) or '-'}; "
+              f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
+    lines += ["| model | pairs | passed | pass rate | mean score |", "|---|---:|---:|---:|---:|"]
+    for model in models:
+        m = card["models"][model]
+        lines.append(f"| {model} | {m['pairs']} | {m['passed']} | {m['pass_rate']:.1%} "
+                     f"| {m['mean_score']:.3f} |")
+    lines += ["", "| task | " + " | ".join(models) + " |",
+              "|---|" + "---|" * len(models)]
+    for task, by_task in df.groupby("task", sort=True):
+        cells = [_cell(by_task[by_task["model"] == m]) for m in models]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    failures = df[~df["passed"].astype(bool)]
+    if len(failures):
+        lines += ["", "## Why pairs failed", ""]
+        for row in failures.itertuples():
+            first = str(row.errors).split(" | ")[0] if row.errors == row.errors else ""
+            lines.append(f"- {row.model} / {row.task} / {row.sample}: {first}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(summary: Path, scorecard: Path, out: Path) -> None:
+    import pandas as pd
+
+    df = pd.read_csv(summary, keep_default_na=False)
+    write_bytes_atomic(out, render(df, read_json(scorecard)).encode())

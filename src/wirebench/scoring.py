@@ -1,0 +1,63 @@
+"""Score the nets that landed against a task's ground truth.
+
+The rule is akcli's own harness rule: only NAMED nets count, each compared by exact pin
+membership; score = round(matched / expected, 4); a pass needs every expected net matched
+and no extra named net. Unnamed nets are ignored.
+
+One deliberate difference: pins of power symbols (designators starting with '#', such as
+#PWR01.1) are dropped before comparing. A GND port on the right pin is the same circuit as
+a GND label there, so it must not fail; a net left with no real pin at all (a port on
+nothing) is dropped too. A power port that names a rail the task does not have still shows
+up as an extra named net, or as a wrong member, and fails.
+"""
+
+from __future__ import annotations
+
+
+def is_real_pin(member: str) -> bool:
+    return not member.startswith("#")
+
+
+def observed_named_nets(nets_doc: dict) -> dict[str, frozenset[str]]:
+    """{name: real members} from `akcli nets --json`; one name on two nets is merged."""
+    observed: dict[str, set[str]] = {}
+    for net in nets_doc.get("nets", []):
+        name = net.get("name")
+        members = {m for m in net.get("members", []) if is_real_pin(m)}
+        if name and members:
+            observed.setdefault(name, set()).update(members)
+    return {name: frozenset(m) for name, m in observed.items()}
+
+
+def compare(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[str]]) -> dict:
+    """Exact comparison of named nets: matched count, extras and one line per mismatch."""
+    matched = sum(1 for name, members in expected.items() if observed.get(name) == members)
+    extras = sorted(set(observed) - set(expected))
+    mismatches = []
+    for name in sorted(expected):
+        want, got = expected[name], observed.get(name)
+        if got is None:
+            mismatches.append(f"net {name!r}: missing (expected {sorted(want)})")
+        elif got != want:
+            parts = []
+            if want - got:
+                parts.append(f"missing {sorted(want - got)}")
+            if got - want:
+                parts.append(f"extra {sorted(got - want)}")
+            mismatches.append(f"net {name!r}: " + "; ".join(parts))
+    for name in extras:
+        mismatches.append(f"net {name!r}: not in the task (members {sorted(observed[name])})")
+    return {
+        "matched": matched,
+        "expected": len(expected),
+        "extra_named_nets": extras,
+        "score": round(matched / len(expected), 4) if expected else 1.0,
+        "passed": matched == len(expected) and not extras,
+        "mismatches": mismatches,
+    }
+
+
+def not_scored(expected_count: int) -> dict:
+    """What a pair scores when no netlist could be produced (invalid or refused)."""
+    return {"matched": 0, "expected": expected_count, "extra_named_nets": [], "score": 0.0,
+            "passed": False, "mismatches": []}

@@ -1,0 +1,132 @@
+"""A task: one small schematic design request with its ground truth.
+
+A task is a directory `tasks/<nn>-<slug>/` holding
+  task.md               the prompt the agent gets
+  expected_nets.json    {"nets": [{"name": "VOUT", "members": ["R1.2", ...]}]}
+  reference_ops.json    a known-good akcli op-list
+and optionally
+  task.yaml             metadata (id, family, brief, ...)
+  postcheck_arrange.json  `akcli arrange --groups --apply` flags run after the draw
+
+The bare three-file layout is exactly akcli's own tools/agent_eval format, so such a
+directory runs unchanged. The directory name is the task's id in results paths.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PLANNED = "planned"  # tasks/planned/ holds tasks that are written but not run
+ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
+
+
+class TaskError(Exception):
+    """A task directory that cannot be used, with a message that names the file."""
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    path: Path
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def prompt_path(self) -> Path:
+        return self.path / "task.md"
+
+    @property
+    def expected_path(self) -> Path:
+        return self.path / "expected_nets.json"
+
+    @property
+    def reference_path(self) -> Path:
+        return self.path / "reference_ops.json"
+
+    @property
+    def arrange_path(self) -> Path:
+        return self.path / "postcheck_arrange.json"
+
+    def expected_nets(self) -> dict[str, frozenset[str]]:
+        return load_expected(self.expected_path)
+
+    def postcheck_arrange(self) -> dict | None:
+        """The arrange post-check's flags, or None when the task declares none."""
+        if not self.arrange_path.is_file():
+            return None
+        params = _read_json(self.arrange_path)
+        if not isinstance(params, dict):
+            raise TaskError(f"{self.arrange_path}: must be a JSON object of arrange flags")
+        unknown = sorted(set(params) - set(ARRANGE_FLAGS))
+        if unknown:
+            raise TaskError(f"{self.arrange_path}: unknown key(s) {unknown}; allowed: {list(ARRANGE_FLAGS)}")
+        for key, value in params.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise TaskError(f"{self.arrange_path}: {key} must be a non-negative integer (mil)")
+        return params
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskError(f"{path}: missing") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{path}: not valid JSON ({exc})") from None
+
+
+def load_expected(path: Path) -> dict[str, frozenset[str]]:
+    """Ground truth as {net name: members}; refuses anything ambiguous."""
+    doc = _read_json(Path(path))
+    nets = doc.get("nets") if isinstance(doc, dict) else None
+    if not isinstance(nets, list) or not nets:
+        raise TaskError(f"{path}: needs a non-empty 'nets' list")
+    expected: dict[str, frozenset[str]] = {}
+    for i, net in enumerate(nets):
+        name = net.get("name") if isinstance(net, dict) else None
+        members = net.get("members") if isinstance(net, dict) else None
+        if not isinstance(name, str) or not name:
+            raise TaskError(f"{path}: nets[{i}] needs a non-empty 'name'")
+        if name in expected:
+            raise TaskError(f"{path}: net {name!r} is listed twice")
+        if not isinstance(members, list) or not members:
+            raise TaskError(f"{path}: net {name!r} needs a non-empty 'members' list")
+        for m in members:
+            if not isinstance(m, str) or m.count(".") != 1 or m.startswith("#"):
+                raise TaskError(
+                    f"{path}: net {name!r} member {m!r} must be 'REF.PIN' of a real part"
+                    " (power-symbol pins such as #PWR01.1 are never members)"
+                )
+        expected[name] = frozenset(members)
+    return expected
+
+
+def load_task(path: str | Path) -> Task:
+    path = Path(path)
+    if not (path / "task.md").is_file():
+        raise TaskError(f"{path}: not a task (no task.md)")
+    meta: dict = {}
+    meta_path = path / "task.yaml"
+    if meta_path.is_file():
+        import yaml  # lazy: only tasks that carry metadata pay for it
+
+        try:
+            meta = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise TaskError(f"{meta_path}: not valid YAML ({exc})") from None
+        if not isinstance(meta, dict):
+            raise TaskError(f"{meta_path}: must be a mapping")
+    return Task(id=path.name, path=path, meta=meta)
+
+
+def discover(tasks_dir: str | Path) -> list[Path]:
+    """Task directories under tasks_dir, sorted; planned/ and hidden folders are skipped."""
+    root = Path(tasks_dir)
+    if not root.is_dir():
+        raise TaskError(f"tasks dir not found: {root}")
+    return sorted(
+        d for d in root.iterdir()
+        if d.is_dir() and d.name != PLANNED and not d.name.startswith(".")
+        and (d / "task.md").is_file()
+    )

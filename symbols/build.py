@@ -1,0 +1,239 @@
+"""Write wirebench's own symbol libraries (symbols/*.kicad_sym) from the pin tables below.
+
+The libraries are deliberately tiny: akcli parses every library it is given on every draw,
+and KiCad's whole Device library costs 34 s a draw here against ~0.2 s for these.
+Library and symbol names follow KiCad's conventions (Device:R, power:GND, ...) because
+akcli's macros (place_divider, place_led_indicator, ...) reference those lib_ids.
+
+Run `python symbols/build.py` after editing a table, then
+`akcli library lint-symbols symbols/<lib>.kicad_sym` for each library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MM_PER_MIL = 0.0254
+PIN_LEN = 100  # mil
+HERE = Path(__file__).resolve().parent
+
+# A pin: (number, name, electrical type, x_mil, y_mil, side). x/y is the connection
+# point in symbol coordinates (y up, KiCad's library convention); side is the body edge
+# the pin sticks out of, which fixes the pin's direction.
+SIDE_ANGLE = {"left": 0, "right": 180, "top": 270, "bottom": 90}
+
+
+def two_pin(name, prefix, n1, n2, kind="passive", names=("~", "~")):
+    """A vertical two-terminal part: pin 1 on top, pin 2 at the bottom, 200 mil apart.
+
+    Short on purpose: akcli's macros stack parts 400 mil apart, and longer parts would
+    put one part's pin 2 on the next part's pin 1, which KiCad joins into one node.
+    """
+    return {
+        "name": name,
+        "prefix": prefix,
+        "body": (-30, 50, 30, -50),
+        "pin_len": 50,
+        "units": [[(n1, names[0], kind, 0, 100, "top"), (n2, names[1], kind, 0, -100, "bottom")]],
+    }
+
+
+DEVICE = [
+    two_pin("R", "R", "1", "2"),
+    two_pin("C", "C", "1", "2"),
+    two_pin("C_Polarized", "C", "1", "2", names=("+", "-")),
+    two_pin("L", "L", "1", "2"),
+    two_pin("Ferrite_Bead", "FB", "1", "2"),
+    two_pin("Fuse", "F", "1", "2"),
+    two_pin("Crystal", "Y", "1", "2"),
+    # Diodes: pin 1 is the cathode, pin 2 the anode, as in KiCad's Device library.
+    two_pin("D", "D", "1", "2", names=("K", "A")),
+    two_pin("D_Schottky", "D", "1", "2", names=("K", "A")),
+    two_pin("D_Zener", "D", "1", "2", names=("K", "A")),
+    two_pin("LED", "D", "1", "2", names=("K", "A")),
+    {
+        "name": "Q_NPN_BCE",
+        "prefix": "Q",
+        "body": (-100, 150, 100, -150),
+        "units": [[
+            ("1", "B", "input", -200, 0, "left"),
+            ("2", "C", "passive", 100, 300, "top"),
+            ("3", "E", "passive", 100, -300, "bottom"),
+        ]],
+    },
+    {
+        "name": "Q_PMOS_GSD",
+        "prefix": "Q",
+        "body": (-100, 150, 100, -150),
+        "units": [[
+            ("1", "G", "input", -200, 0, "left"),
+            ("2", "S", "passive", 100, 300, "top"),
+            ("3", "D", "passive", 100, -300, "bottom"),
+        ]],
+    },
+]
+
+CONNECTOR = [
+    {
+        "name": f"Conn_01x{n:02d}",
+        "prefix": "J",
+        "body": (-100, 100, 0, 100 - 100 * (n + 1)),
+        "units": [[(str(i), f"Pin_{i}", "passive", -200, -100 * (i - 1), "left")
+                   for i in range(1, n + 1)]],
+    }
+    for n in (2, 3, 4, 6)
+]
+
+# A dual op-amp split the way KiCad splits one: unit 1 = amplifier A, unit 2 =
+# amplifier B, unit 3 = the shared supply pins.
+def _amp(out, minus, plus):
+    return [
+        (plus, "+", "input", -300, 100, "left"),
+        (minus, "-", "input", -300, -100, "left"),
+        (out, "~", "output", 300, 0, "right"),
+    ]
+
+
+AMPLIFIER = [
+    {
+        "name": "OpAmp_Dual",
+        "prefix": "U",
+        "body": (-200, 200, 200, -200),
+        "units": [
+            _amp("1", "2", "3"),
+            _amp("7", "6", "5"),
+            [("8", "V+", "power_in", 0, 300, "top"), ("4", "V-", "power_in", 0, -300, "bottom")],
+        ],
+    },
+]
+
+REGULATOR = [
+    {
+        "name": "LDO_3P3",
+        "prefix": "U",
+        "body": (-200, 100, 200, -100),
+        "units": [[
+            ("1", "VIN", "power_in", -300, 0, "left"),
+            ("2", "GND", "power_in", 0, -200, "bottom"),
+            ("3", "VOUT", "power_out", 300, 0, "right"),
+        ]],
+    },
+]
+
+SENSOR = [
+    {
+        "name": "TempSensor_I2C",
+        "prefix": "U",
+        "body": (-300, 200, 300, -200),
+        "units": [[
+            ("1", "VDD", "power_in", -400, 100, "left"),
+            ("2", "GND", "power_in", -400, -100, "left"),
+            ("3", "SDA", "bidirectional", 400, 100, "right"),
+            ("4", "SCL", "input", 400, -100, "right"),
+        ]],
+    },
+    {
+        "name": "MCU_8",
+        "prefix": "U",
+        "body": (-300, 300, 300, -200),
+        "units": [[
+            ("1", "VDD", "power_in", -400, 100, "left"),
+            ("2", "GND", "power_in", -400, -100, "left"),
+            ("3", "PA0", "bidirectional", 400, 200, "right"),
+            ("4", "PA1", "bidirectional", 400, 100, "right"),
+            ("5", "PA2", "bidirectional", 400, 0, "right"),
+            ("6", "PA3", "bidirectional", 400, -100, "right"),
+            ("7", "XIN", "input", 0, -300, "bottom"),
+            ("8", "XOUT", "output", 100, -300, "bottom"),
+        ]],
+    },
+]
+
+POWER = ["GND", "VCC", "+3V3", "+5V", "+12V", "VBUS", "VIN", "PWR_FLAG"]
+
+
+def mm(mil: float) -> str:
+    value = round(mil * MM_PER_MIL, 4)
+    return f"{value:g}"
+
+
+def font(hide: bool = False) -> str:
+    return "(effects (font (size 1.27 1.27))" + (" (hide yes)" if hide else "") + ")"
+
+
+def prop(key: str, value: str, y_mil: float, hide: bool = False) -> str:
+    return f'\t\t(property "{key}" "{value}" (at 0 {mm(y_mil)} 0) {font(hide)})'
+
+
+def pin(number, name, kind, x, y, side, hide=False, length=PIN_LEN) -> str:
+    hidden = " (hide yes)" if hide else ""
+    length = 0 if hide else length
+    return (
+        f"\t\t\t(pin {kind} line (at {mm(x)} {mm(y)} {SIDE_ANGLE[side]}) (length {mm(length)}){hidden}"
+        f' (name "{name}" {font()}) (number "{number}" {font()}))'
+    )
+
+
+def symbol(spec: dict) -> str:
+    name = spec["name"]
+    x1, y1, x2, y2 = spec["body"]
+    lines = [
+        f'\t(symbol "{name}" (pin_names (offset 0.508)) (exclude_from_sim no) (in_bom yes) (on_board yes)',
+        prop("Reference", spec["prefix"], y1 + 100),
+        prop("Value", name, y2 - 100),
+        prop("Footprint", "", 0, hide=True),
+        prop("Datasheet", "", 0, hide=True),
+        f'\t\t(symbol "{name}_0_1" (rectangle (start {mm(x1)} {mm(y1)}) (end {mm(x2)} {mm(y2)})'
+        " (stroke (width 0.254) (type default)) (fill (type background))))",
+    ]
+    for unit_no, pins in enumerate(spec["units"], start=1):
+        lines.append(f'\t\t(symbol "{name}_{unit_no}_1"')
+        lines.extend(pin(*p, length=spec.get("pin_len", PIN_LEN)) for p in pins)
+        lines.append("\t\t)")
+    lines.append("\t)")
+    return "\n".join(lines)
+
+
+def power_symbol(name: str) -> str:
+    # A power symbol is one hidden power_in pin whose net takes the symbol's value.
+    # PWR_FLAG is the exception KiCad makes: a power_out that marks a rail as driven.
+    kind = "power_out" if name == "PWR_FLAG" else "power_in"
+    prefix = "#FLG" if name == "PWR_FLAG" else "#PWR"
+    return "\n".join([
+        f'\t(symbol "{name}" (power) (pin_names (offset 0)) (exclude_from_sim no) (in_bom yes) (on_board yes)',
+        prop("Reference", prefix, -250, hide=True),
+        prop("Value", name, -150),
+        prop("Footprint", "", 0, hide=True),
+        prop("Datasheet", "", 0, hide=True),
+        f'\t\t(symbol "{name}_0_1" (polyline (pts (xy 0 0) (xy 0 {mm(-50)}) (xy {mm(-50)} {mm(-50)})'
+        f" (xy 0 {mm(-100)}) (xy {mm(50)} {mm(-50)}) (xy 0 {mm(-50)}))"
+        " (stroke (width 0) (type default)) (fill (type none))))",
+        f'\t\t(symbol "{name}_1_1"',
+        pin("1", "~", kind, 0, 0, "top", hide=True),
+        "\t\t)",
+        "\t)",
+    ])
+
+
+def library(bodies: list[str]) -> str:
+    head = '(kicad_symbol_lib (version 20231120) (generator "wirebench") (generator_version "8.0")'
+    return "\n".join([head, *bodies, ")"]) + "\n"
+
+
+def main() -> None:
+    libs = {
+        "Device": [symbol(s) for s in DEVICE],
+        "Connector": [symbol(s) for s in CONNECTOR],
+        "Amplifier": [symbol(s) for s in AMPLIFIER],
+        "Regulator": [symbol(s) for s in REGULATOR],
+        "Sensor": [symbol(s) for s in SENSOR],
+        "power": [power_symbol(n) for n in POWER],
+    }
+    for lib, bodies in libs.items():
+        path = HERE / f"{lib}.kicad_sym"
+        path.write_text(library(bodies))
+        print(f"wrote {path.relative_to(HERE.parent)} ({len(bodies)} symbols)")
+
+
+if __name__ == "__main__":
+    main()

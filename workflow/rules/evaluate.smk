@@ -1,0 +1,78 @@
+# The evaluate stage: validate -> apply -> nets -> score, one job per step and pair.
+
+
+rule validate:
+    """akcli ops validate, plus the guard that keeps op-list paths inside the pair."""
+    input:
+        ops=pair_path("ops.json"),
+    output:
+        pair_path("validate.json"),
+    params:
+        fingerprint=step_fingerprint("validate"),
+    log:
+        pair_log("validate"),
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step validate --ops {input.ops} --out {output} 2> {log}"
+
+
+rule apply:
+    """A fresh sheet, the op-list drawn behind --strict-nets, then the task's post-checks."""
+    input:
+        ops=pair_path("ops.json"),
+        validation=pair_path("validate.json"),
+        symbols=SYMBOLS,
+        task_files=optional_task_files,
+    output:
+        sheet=pair_path("board.kicad_sch"),
+        result=pair_path("apply.json"),
+    params:
+        task_dir=task_path(),
+        fingerprint=step_fingerprint("apply"),
+    log:
+        pair_log("apply"),
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step apply --ops {input.ops} --validate {input.validation}"
+        " --task {params.task_dir} --symbols {input.symbols}"
+        " --sheet {output.sheet} --out {output.result} 2> {log}"
+
+
+rule nets:
+    """The netlist that landed, as akcli extracts it."""
+    input:
+        sheet=pair_path("board.kicad_sch"),
+    output:
+        pair_path("nets.json"),
+    params:
+        fingerprint=step_fingerprint("nets"),
+    log:
+        pair_log("nets"),
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step nets --sheet {input.sheet} --out {output} 2> {log}"
+
+
+rule score:
+    """Compare the named nets that landed with the task's ground truth."""
+    input:
+        validation=pair_path("validate.json"),
+        applied=pair_path("apply.json"),
+        nets=pair_path("nets.json"),
+        expected=task_path("expected_nets.json"),
+    output:
+        pair_path("score.json"),
+    params:
+        fingerprint=step_fingerprint("score"),
+    log:
+        pair_log("score"),
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step score --validate {input.validation} --apply {input.applied}"
+        " --nets {input.nets} --expected {input.expected} --out {output}"
+        " --model {wildcards.model} --task {wildcards.task} --sample {wildcards.sample}"
+        " 2> {log}"

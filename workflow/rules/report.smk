@@ -1,0 +1,42 @@
+# The report stage: every pair's score.json into one table, a scorecard and a report.
+
+
+rule summary:
+    """One row per model x task x sample, and per-model pass rates."""
+    input:
+        expand(pair_path("score.json"), model=MODELS, task=TASKS, sample=SAMPLES),
+    output:
+        csv="results/summary.csv",
+        scorecard="results/scorecard.json",
+    params:
+        # The matrix, not the file list: a list of 10,000 paths overflows one shell word.
+        models=",".join(MODELS),
+        tasks=",".join(TASKS),
+        samples=len(SAMPLES),
+        fingerprint=step_fingerprint("summary"),
+    log:
+        "results/logs/summary.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench summary --runs results/runs --models {params.models}"
+        " --tasks {params.tasks} --samples {params.samples}"
+        " --csv {output.csv} --scorecard {output.scorecard} 2> {log}"
+
+
+rule report:
+    """A model x task matrix a person can read."""
+    input:
+        summary="results/summary.csv",
+        scorecard="results/scorecard.json",
+    output:
+        "results/report.md",
+    params:
+        fingerprint=step_fingerprint("report"),
+    log:
+        "results/logs/report.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
+        " --out {output} 2> {log}"
