@@ -12,20 +12,21 @@ Exit codes:
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from pathlib import Path
 
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 70
 
 
-def _step_parser() -> argparse.ArgumentParser:
+def _step_parser():
+    import argparse
+    from pathlib import Path
+
     p = argparse.ArgumentParser(prog="wirebench step", description="one per-pair step")
     sub = p.add_subparsers(dest="step", required=True)
 
     g = sub.add_parser("generate", help="the agent answers the task: ops.json + agent.json")
     g.add_argument("--model", required=True)
+    g.add_argument("--kind", required=True, help="the model entry's kind")
     g.add_argument("--agent", required=True, help="the model entry, as JSON")
     g.add_argument("--task", required=True, type=Path)
     g.add_argument("--sample", required=True, type=int)
@@ -59,9 +60,11 @@ def _step_parser() -> argparse.ArgumentParser:
 
 def run_step(argv: list[str]) -> int:
     """Run one step in this process (the worker and the local fallback both land here)."""
-    args = _step_parser().parse_args(argv)
+    import json
+
     from . import evaluate
 
+    args = _step_parser().parse_args(argv)
     if args.step == "generate":
         from .generate import generate
 
@@ -79,10 +82,21 @@ def run_step(argv: list[str]) -> int:
     return 0
 
 
+def _in_worker(argv: list[str]) -> bool:
+    """Steps that may run in the warm worker: all but agents that need the environment
+    (API keys) or may run for minutes. Those run in their own process."""
+    if "-h" in argv or "--help" in argv:
+        return False
+    if argv[:1] == ["generate"]:
+        from .agents import OFFLINE_KINDS
+
+        kind = argv[argv.index("--kind") + 1] if "--kind" in argv[:-1] else None
+        return kind in OFFLINE_KINDS
+    return True
+
+
 def _cmd_step(argv: list[str]) -> int:
-    # generate runs agents: they may need the environment and may take minutes, so they
-    # always run in this process, never in the shared worker.
-    if argv[:1] != ["generate"] and "-h" not in argv and "--help" not in argv:
+    if _in_worker(argv):
         from .worker import call
 
         reply = call(argv)
@@ -93,14 +107,16 @@ def _cmd_step(argv: list[str]) -> int:
     return run_step(argv)
 
 
-def _default_symbols(config_path: Path) -> list[str]:
+def _default_symbols(config_path) -> list[str]:
     from .config import load_config
 
     return load_config(config_path)["symbols"]
 
 
 def _cmd_score(args) -> int:
+    import json
     import tempfile
+    from pathlib import Path
 
     from .evaluate import evaluate_pair
     from .tasks import load_task
@@ -124,6 +140,8 @@ def _cmd_score(args) -> int:
 
 
 def _cmd_tasks_check(args) -> int:
+    import json
+
     from .corpus import check_corpus
 
     symbols = args.symbols or _default_symbols(args.config)
@@ -157,7 +175,10 @@ def _cmd_report(args) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser():
+    import argparse
+    from pathlib import Path
+
     p = argparse.ArgumentParser(prog="wirebench", description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 2)[2])
@@ -201,7 +222,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _symbol_flags(p: argparse.ArgumentParser) -> None:
+def _symbol_flags(p) -> None:
+    from pathlib import Path
+
     p.add_argument("--symbols", nargs="+", help="symbol libraries (default: the config's)")
     p.add_argument("--config", type=Path, default=Path("config/config.yaml"),
                    help="config whose `symbols` to use (default: config/config.yaml)")

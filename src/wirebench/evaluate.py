@@ -74,7 +74,8 @@ def validate(ops: Path, out: Path) -> dict:
             res = akcli_backend.validate(cand)
         report = res.json()
         if report is None or "valid" not in report:
-            result["errors"].append(f"akcli ops validate failed (exit {res.rc}): {res.error_text()}")
+            result["errors"].append(
+                f"akcli ops validate failed (exit {res.rc}): {res.error_text()}")
         else:
             result["valid"] = bool(report["valid"])
             result["op_count"] = report.get("op_count", 0)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .agents import answer
+from .agents.answer import Answer
 from .evidence import sha256_bytes, write_bytes_atomic, write_json
 from .tasks import load_task
 
@@ -24,8 +25,6 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
     try:
         result = answer(spec, task, sample)
     except Exception as exc:  # an agent that crashes is a result, never a crashed run
-        from .agents import Answer
-
         result = Answer(ops=None, status="infra_error", error=f"{type(exc).__name__}: {exc}")
     ops = result.ops or b""
     write_bytes_atomic(out_ops, ops)

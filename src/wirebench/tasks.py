@@ -60,7 +60,8 @@ class Task:
             raise TaskError(f"{self.arrange_path}: must be a JSON object of arrange flags")
         unknown = sorted(set(params) - set(ARRANGE_FLAGS))
         if unknown:
-            raise TaskError(f"{self.arrange_path}: unknown key(s) {unknown}; allowed: {list(ARRANGE_FLAGS)}")
+            raise TaskError(f"{self.arrange_path}: unknown key(s) {unknown}; "
+                            f"allowed: {list(ARRANGE_FLAGS)}")
         for key, value in params.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise TaskError(f"{self.arrange_path}: {key} must be a non-negative integer (mil)")

@@ -16,15 +16,18 @@ Set WIREBENCH_WORKER=0 to run every step in its own process.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import contextlib
+import marshal
 import os
 import socket
 import struct
-import subprocess
 import sys
+import zlib
 from importlib.util import find_spec
-from pathlib import Path
+
+# This module is on every step's start-up path, so it imports only what is nearly free:
+# no pathlib (15 ms here), no json or hashlib. Requests travel as marshal data between
+# two processes of the same interpreter, over a socket in a 0700 folder.
 
 IDLE_SECONDS = 30
 # The worker keeps only what akcli and Python need; API keys in the user's shell never
@@ -33,31 +36,29 @@ KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_E
 
 
 def _code_stamp() -> str:
-    h = hashlib.sha256(sys.executable.encode())
-    for pkg in ("wirebench", "akcli"):
-        spec = find_spec(pkg)
-        root = Path(spec.origin).parent if spec and spec.origin else None
-        if root is None:
-            continue
-        for path in sorted(root.glob("*.py")) + sorted(root.glob("*/*.py")):
-            st = path.stat()
-            h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode())
-    return h.hexdigest()[:16]
+    """Every wirebench module, and akcli's __init__ (an upgrade rewrites it)."""
+    files = []
+    for folder, _, names in os.walk(os.path.dirname(__file__)):
+        files.extend(os.path.join(folder, n) for n in names if n.endswith(".py"))
+    akcli = find_spec("akcli")
+    if akcli and akcli.origin:
+        files.append(akcli.origin)
+    stamp = sys.executable.encode()
+    for path in sorted(files):
+        st = os.stat(path)
+        stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()
+    # A cache key, not a security boundary: two 32-bit checksums are plenty.
+    return f"{zlib.crc32(stamp):08x}{zlib.adler32(stamp):08x}"
 
 
-def _runtime_dir() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
-    path = Path(base) / f"wirebench-{os.getuid()}"
-    path.mkdir(mode=0o700, exist_ok=True)
-    return path
-
-
-def socket_path() -> Path:
-    return _runtime_dir() / f"{_code_stamp()}.sock"
+def socket_path() -> str:
+    folder = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"wirebench-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return os.path.join(folder, f"{_code_stamp()}.sock")
 
 
 def _send(sock: socket.socket, payload: dict) -> None:
-    data = json.dumps(payload).encode()
+    data = marshal.dumps(payload)
     sock.sendall(struct.pack("!I", len(data)) + data)
 
 
@@ -66,7 +67,7 @@ def _recv(sock: socket.socket) -> dict | None:
     if head is None:
         return None
     body = _recv_exact(sock, struct.unpack("!I", head)[0])
-    return None if body is None else json.loads(body)
+    return None if body is None else marshal.loads(body)
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
@@ -87,7 +88,7 @@ def call(argv: list[str]) -> dict | None:
     path = socket_path()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.connect(str(path))
+            sock.connect(path)
             _send(sock, {"argv": argv, "cwd": os.getcwd()})
             return _recv(sock)
     except OSError:
@@ -95,10 +96,12 @@ def call(argv: list[str]) -> dict | None:
         return None
 
 
-def _spawn(path: Path) -> None:
+def _spawn(path: str) -> None:
+    import subprocess
+
     env = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
     subprocess.Popen(
-        [sys.executable, "-m", "wirebench.worker", str(path)],
+        [sys.executable, "-m", "wirebench.worker", path],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd="/",
     )
@@ -132,24 +135,21 @@ def _serve_one(conn: socket.socket) -> None:
         os._exit(0)
 
 
-def serve(path: Path) -> None:
+def serve(path: str) -> None:
     import fcntl
     import select
 
     # One worker per socket name: the lock is held for the worker's whole life.
-    lock = open(str(path) + ".lock", "w")  # noqa: SIM115 - held until exit
+    lock = open(path + ".lock", "w")  # noqa: SIM115 - held until exit
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return
-    path.unlink(missing_ok=True)
-    # Import now, once: this is what every later step saves.
-    import akcli.cli  # noqa: F401
-
-    from . import cli, evaluate, generate  # noqa: F401
+    _unlink(path)
+    _warm_up()
 
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
+    server.bind(path)
     server.listen(64)
     try:
         while True:
@@ -163,8 +163,33 @@ def serve(path: Path) -> None:
                 _serve_one(conn)
             conn.close()
     finally:
-        path.unlink(missing_ok=True)
+        _unlink(path)
         server.close()
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _warm_up() -> None:
+    """Run each akcli command once, so every module akcli imports lazily is loaded here,
+    in the parent, and not again in every forked child."""
+    import tempfile
+    from pathlib import Path
+
+    from . import akcli_backend, cli, generate  # noqa: F401
+    from .evaluate import write_candidate
+
+    with tempfile.TemporaryDirectory(prefix="wirebench-warm-") as td:
+        sheet, ops = Path(td) / "board.kicad_sch", Path(td) / "ops.json"
+        write_candidate({"protocol_version": 2, "target_format": "kicad", "ops": [
+            {"op": "add_net_label", "name": "WARM", "at": [1000, 1000]}]}, ops)
+        akcli_backend.validate(ops)
+        akcli_backend.new_sheet(sheet)
+        akcli_backend.draw(sheet, ops, [])
+        akcli_backend.arrange_groups(sheet, {}, [])
+        akcli_backend.nets(sheet)
 
 
 def _reap() -> None:
@@ -176,4 +201,4 @@ def _reap() -> None:
 
 
 if __name__ == "__main__":
-    serve(Path(sys.argv[1]))
+    serve(sys.argv[1])

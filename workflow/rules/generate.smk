@@ -9,6 +9,7 @@ rule generate:
         ops=pair_path("ops.json"),
         agent=pair_path("agent.json"),
     params:
+        kind=lambda wildcards: model_entry(wildcards)["kind"],
         agent=agent_arg,
         task_dir=task_path(),
         fingerprint=step_fingerprint("generate"),
@@ -17,6 +18,7 @@ rule generate:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench step generate --model {wildcards.model} --agent {params.agent}"
+        "wirebench step generate --model {wildcards.model} --kind {params.kind}"
+        " --agent {params.agent}"
         " --task {params.task_dir} --sample {wildcards.sample}"
         " --ops {output.ops} --agent-out {output.agent} 2> {log}"

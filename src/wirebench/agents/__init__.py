@@ -1,36 +1,30 @@
 """Agents: the columns of the matrix. Each kind turns a task into an answer (op-list bytes).
 
-A kind is a module here with one function, `answer(spec, task, sample) -> Answer`.
-The registry below is the single list of kinds; the config schema's enum mirrors it and
-a test keeps the two equal.
+A kind is a module in this package with one function, `answer(spec, task, sample)`,
+returning an `Answer` (agents/answer.py). KINDS below is the one list of kinds; the
+config schema's enum mirrors it and a test keeps the two equal.
+
+This module stays import-free on purpose: every step's client reads OFFLINE_KINDS.
 """
-
-from __future__ import annotations
-
-from dataclasses import dataclass, field
-from importlib import import_module
 
 KINDS = {
     "reference": "wirebench.agents.reference",
     "ops_dir": "wirebench.agents.ops_dir",
 }
 
-
-@dataclass
-class Answer:
-    """What an agent produced. `ops` is None when it produced nothing usable."""
-
-    ops: bytes | None
-    status: str = "ok"  # ok | no_answer | infra_error
-    error: str | None = None
-    detail: dict = field(default_factory=dict)
+# Kinds that only read files and need no secrets: their generate step may run in the
+# shared warm worker (worker.py) like any akcli step. Every other kind runs in its own
+# process with the environment its model entry allows.
+OFFLINE_KINDS = frozenset({"reference", "ops_dir"})
 
 
 class UnknownAgentKind(ValueError):
     pass
 
 
-def answer(spec: dict, task, sample: int) -> Answer:
+def answer(spec: dict, task, sample: int):
+    from importlib import import_module
+
     kind = spec.get("kind")
     if kind not in KINDS:
         raise UnknownAgentKind(f"unknown agent kind {kind!r}; known kinds: {sorted(KINDS)}")

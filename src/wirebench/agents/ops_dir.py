@@ -7,7 +7,7 @@ not a crash.
 
 from pathlib import Path
 
-from . import Answer
+from .answer import Answer
 
 
 def answer_path(spec: dict, task_id: str) -> Path:

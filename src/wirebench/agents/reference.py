@@ -3,7 +3,7 @@
 It is the harness's self-check: every task must score 1.0 through it.
 """
 
-from . import Answer
+from .answer import Answer
 
 
 def answer(spec: dict, task, sample: int) -> Answer:

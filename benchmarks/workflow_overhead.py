@@ -1,0 +1,102 @@
+"""How much does running the matrix through Snakemake cost over a plain in-process loop?
+
+Builds a generated matrix (MODELS reference-kind models x TASKS tasks cloned from the
+shipped corpus) in a temp dir, then times
+  1. `snakemake --cores CORES` over the whole workflow (generate ... summary, report), and
+  2. one Python process that runs the same pairs through the same step functions,
+and prints both wall times and their ratio. Target: <= 1.5x at 200 pairs on 2 cores.
+
+    python benchmarks/workflow_overhead.py [--models 10] [--tasks 20] [--cores 2]
+    python benchmarks/workflow_overhead.py --no-worker   # every step its own process
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def build_project(root: Path, models: int, tasks: int) -> list[str]:
+    """A working directory for the repo's Snakefile: a config and a cloned corpus."""
+    shipped = sorted(d for d in (REPO / "tasks").iterdir() if (d / "task.md").is_file())
+    task_ids = []
+    for i in range(tasks):
+        src = shipped[i % len(shipped)]
+        tid = f"{i + 1:03d}-{src.name.split('-', 1)[1]}"
+        shutil.copytree(src, root / "tasks" / tid)
+        task_ids.append(tid)
+    symbols = "\n".join(f"  - {p}" for p in sorted((REPO / "symbols").glob("*.kicad_sym")))
+    model_lines = "\n".join(f"  m{i:02d}:\n    kind: reference" for i in range(models))
+    (root / "config").mkdir()
+    (root / "config" / "config.yaml").write_text(
+        f"tasks_dir: tasks\nsamples: 1\nsymbols:\n{symbols}\nmodels:\n{model_lines}\n")
+    return task_ids
+
+
+def run_workflow(root: Path, cores: int, env: dict) -> float:
+    start = time.perf_counter()
+    subprocess.run(["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+                    "--cores", str(cores), "-q"], env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def run_loop(root: Path, models: int, task_ids: list[str]) -> float:
+    """The same pairs and step functions, one process, no Snakemake."""
+    code = (
+        "import sys, time; from pathlib import Path\n"
+        "start = time.perf_counter()\n"
+        "from wirebench.generate import generate\n"
+        "from wirebench.evaluate import evaluate_pair\n"
+        "root = Path(sys.argv[1]); models = int(sys.argv[2]); tasks = sys.argv[3:]\n"
+        f"symbols = sorted(str(p) for p in Path({str(REPO)!r}, 'symbols').glob('*.kicad_sym'))\n"
+        "for m in range(models):\n"
+        "    for t in tasks:\n"
+        "        pair = root / 'loop' / f'm{m:02d}' / t / '1'\n"
+        "        generate(f'm{m:02d}', {'kind': 'reference'}, root / 'tasks' / t, 1,\n"
+        "                 pair / 'ops.json', pair / 'agent.json')\n"
+        "        evaluate_pair(pair / 'ops.json', root / 'tasks' / t, symbols, pair,\n"
+        "                      {'model': f'm{m:02d}', 'task': t, 'sample': 1})\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, str(root), str(models), *task_ids], check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=int, default=10)
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--no-worker", action="store_true", help="set WIREBENCH_WORKER=0")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    if args.no_worker:
+        env["WIREBENCH_WORKER"] = "0"
+    with tempfile.TemporaryDirectory(prefix="wirebench-bench-") as td:
+        root = Path(td)
+        task_ids = build_project(root, args.models, args.tasks)
+        pairs = args.models * len(task_ids)
+        loop = run_loop(root, args.models, task_ids)
+        flow = run_workflow(root, args.cores, env)
+        jobs = pairs * 5 + 2
+    print(f"pairs: {pairs} ({args.models} models x {args.tasks} tasks), "
+          f"{jobs} Snakemake jobs, --cores {args.cores}, "
+          f"worker {'off' if args.no_worker else 'on'}")
+    print(f"in-process loop: {loop:7.1f} s  ({loop / pairs * 1000:.0f} ms/pair)")
+    print(f"snakemake:       {flow:7.1f} s  ({flow / pairs * 1000:.0f} ms/pair)")
+    print(f"ratio:           {flow / loop:7.2f}x  (target <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()
