@@ -90,21 +90,24 @@ def validate(ops: Path, out: Path) -> dict:
 
 
 def _draw_errors(res, work: Path) -> list[str]:
+    """Why a draw was refused: per-op errors, or the rail's message and the risky net-diff
+    lines (`! MERGE A + B -> A`) akcli printed with it."""
     report = res.json() or {}
     lines = [f"[{op.get('op_index')}] {op.get('op')}: {op.get('error_code')}: {op.get('message')}"
              for op in report.get("ops", []) if op.get("status") not in (None, "ok")]
-    diff = (report.get("net_diff") or {})
-    if diff.get("risk"):
-        lines.extend(f"net diff: {line}" for line in diff.get("lines", []))
     if not lines:
         lines.append(res.error_text())
+        lines.extend(f"net diff: {line.strip()}" for line in res.stderr.splitlines()
+                     if line.strip().startswith("!"))
     return [f"draw --apply refused (exit {res.rc}): {line}".replace(str(work), "<pair>")
             for line in lines]
 
 
 def apply(ops: Path, validation: Path, task_dir: Path, symbols: list[str],
           out_sheet: Path, out: Path) -> dict:
-    """`akcli new` + `akcli draw --apply --strict-nets`, then the task's post-checks.
+    """`akcli new` (+ the task's base design) + `akcli draw --apply --strict-nets`, then
+    the task's post-checks. On an edit task the rails refuse an op-list that would split
+    or merge a named net of the base design.
 
     The draw happens in a scratch folder inside the pair's folder; the sheet is moved into
     place only when everything has run, so a killed job never leaves a half-drawn sheet.
@@ -124,6 +127,11 @@ def apply(ops: Path, validation: Path, task_dir: Path, symbols: list[str],
         made = akcli_backend.new_sheet(sheet)
         if made.rc != 0:
             raise RuntimeError(f"akcli new failed: {made.error_text()}")
+        if task.base_ops_path:  # an edit task: the existing design comes first
+            base = akcli_backend.draw(sheet, task.base_ops_path, symbols)
+            if base.rc != 0:
+                raise RuntimeError(f"{task.base_ops_path}: the task's base design does not "
+                                   f"draw: {base.error_text()}")
         if not verdict["valid"]:
             result["errors"].append("not drawn: the op-list did not validate")
         else:

@@ -7,6 +7,7 @@ A task is a directory `tasks/<nn>-<slug>/` holding
 and optionally
   task.yaml             metadata (id, family, brief, ...)
   postcheck_arrange.json  `akcli arrange --groups --apply` flags run after the draw
+  base_ops.json         an existing design drawn first: the agent's op-list edits it
 
 The bare three-file layout is exactly akcli's own tools/agent_eval format, so such a
 directory runs unchanged. The directory name is the task's id in results paths.
@@ -43,6 +44,11 @@ class Task:
     @property
     def reference_path(self) -> Path:
         return self.path / "reference_ops.json"
+
+    @property
+    def base_ops_path(self) -> Path | None:
+        path = self.path / "base_ops.json"
+        return path if path.is_file() else None
 
     @property
     def arrange_path(self) -> Path:

@@ -43,7 +43,7 @@ def _code_stamp() -> str:
     akcli = find_spec("akcli")
     if akcli and akcli.origin:
         files.append(akcli.origin)
-    stamp = sys.executable.encode()
+    stamp = sys.prefix.encode()  # the environment: a venv has its own akcli
     for path in sorted(files):
         st = os.stat(path)
         stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()

@@ -55,7 +55,8 @@ def task_path(name=""):
 def optional_task_files(wildcards):
     """Task files that change how a pair is drawn, when the task has them."""
     base = f"{config['tasks_dir']}/{wildcards.task}"
-    return [p for p in (f"{base}/postcheck_arrange.json", f"{base}/task.yaml") if os.path.exists(p)]
+    names = ("base_ops.json", "postcheck_arrange.json", "task.yaml")
+    return [f"{base}/{n}" for n in names if os.path.exists(f"{base}/{n}")]
 
 
 def model_entry(wildcards):
