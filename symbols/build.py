@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent
 # A pin: (number, name, electrical type, x_mil, y_mil, side). x/y is the connection
 # point in symbol coordinates (y up, KiCad's library convention); side is the body edge
 # the pin sticks out of, which fixes the pin's direction.
+FLAGS = " (exclude_from_sim no) (in_bom yes) (on_board yes)"
 SIDE_ANGLE = {"left": 0, "right": 180, "top": 270, "bottom": 90}
 
 
@@ -169,7 +170,8 @@ def pin(number, name, kind, x, y, side, hide=False, length=PIN_LEN) -> str:
     hidden = " (hide yes)" if hide else ""
     length = 0 if hide else length
     return (
-        f"\t\t\t(pin {kind} line (at {mm(x)} {mm(y)} {SIDE_ANGLE[side]}) (length {mm(length)}){hidden}"
+        f"\t\t\t(pin {kind} line (at {mm(x)} {mm(y)} {SIDE_ANGLE[side]})"
+        f" (length {mm(length)}){hidden}"
         f' (name "{name}" {font()}) (number "{number}" {font()}))'
     )
 
@@ -178,7 +180,7 @@ def symbol(spec: dict) -> str:
     name = spec["name"]
     x1, y1, x2, y2 = spec["body"]
     lines = [
-        f'\t(symbol "{name}" (pin_names (offset 0.508)) (exclude_from_sim no) (in_bom yes) (on_board yes)',
+        f'\t(symbol "{name}" (pin_names (offset 0.508))' + FLAGS,
         prop("Reference", spec["prefix"], y1 + 100),
         prop("Value", name, y2 - 100),
         prop("Footprint", "", 0, hide=True),
@@ -200,13 +202,13 @@ def power_symbol(name: str) -> str:
     kind = "power_out" if name == "PWR_FLAG" else "power_in"
     prefix = "#FLG" if name == "PWR_FLAG" else "#PWR"
     return "\n".join([
-        f'\t(symbol "{name}" (power) (pin_names (offset 0)) (exclude_from_sim no) (in_bom yes) (on_board yes)',
+        f'\t(symbol "{name}" (power) (pin_names (offset 0))' + FLAGS,
         prop("Reference", prefix, -250, hide=True),
         prop("Value", name, -150),
         prop("Footprint", "", 0, hide=True),
         prop("Datasheet", "", 0, hide=True),
-        f'\t\t(symbol "{name}_0_1" (polyline (pts (xy 0 0) (xy 0 {mm(-50)}) (xy {mm(-50)} {mm(-50)})'
-        f" (xy 0 {mm(-100)}) (xy {mm(50)} {mm(-50)}) (xy 0 {mm(-50)}))"
+        f'\t\t(symbol "{name}_0_1" (polyline (pts (xy 0 0) (xy 0 {mm(-50)})'
+        f" (xy {mm(-50)} {mm(-50)}) (xy 0 {mm(-100)}) (xy {mm(50)} {mm(-50)}) (xy 0 {mm(-50)}))"
         " (stroke (width 0) (type default)) (fill (type none))))",
         f'\t\t(symbol "{name}_1_1"',
         pin("1", "~", kind, 0, 0, "top", hide=True),

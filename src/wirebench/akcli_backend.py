@@ -72,8 +72,21 @@ def validate(ops_path: Path) -> AkcliResult:
     return run("ops", "validate", str(ops_path))
 
 
+# `akcli new` gives each blank sheet a random root uuid, and akcli derives every later
+# uuid from it, so two draws of one op-list would differ byte for byte. wirebench owns
+# the blank sheet, so it pins the root uuid: the same answer then lands the same sheet.
+ROOT_UUID = "5a1b0c3e-0000-4000-8000-77697265b3e7"
+
+
 def new_sheet(sheet: Path) -> AkcliResult:
-    return run("new", str(sheet), "--force")
+    import re
+
+    res = run("new", str(sheet), "--force")
+    if res.rc == 0:
+        text = Path(sheet).read_text(encoding="utf-8")
+        Path(sheet).write_text(re.sub(r'\(uuid "[0-9a-fA-F-]+"\)', f'(uuid "{ROOT_UUID}")',
+                                      text, count=1), encoding="utf-8")
+    return res
 
 
 def draw(sheet: Path, ops_path: Path, symbols: list[str]) -> AkcliResult:

@@ -32,13 +32,25 @@ def check(config: dict) -> dict:
     if errors:
         lines = []
         for err in errors:
-            # For oneOf/allOf failures the most specific sub-error names the real problem.
-            leaf = jsonschema.exceptions.best_match([err, *err.context]) if err.context else err
+            leaf = _most_specific(err)
             where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
             lines.append(f"config key {where}: {leaf.message}")
         raise ConfigError("invalid config:\n  " + "\n  ".join(dict.fromkeys(lines)))
     config.setdefault("samples", 1)
     return config
+
+
+def _most_specific(err):
+    """For a oneOf failure, the error from the branch the value was meant for: skip the
+    branches whose type did not even match, then take the deepest remaining error."""
+    leaves, stack = [], [err]
+    while stack:
+        e = stack.pop()
+        if e.context:
+            stack.extend(e.context)
+        elif e.validator != "type" or e is err:
+            leaves.append(e)
+    return max(leaves, key=lambda e: len(e.absolute_path)) if leaves else err
 
 
 def _names(value) -> list[str]:

@@ -1,0 +1,67 @@
+"""Shared helpers: the real repo, real akcli, real Snakemake runs in temp folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TASKS = REPO / "tasks"
+SYMBOLS = sorted(str(p) for p in (REPO / "symbols").glob("*.kicad_sym"))
+
+
+def write_ops(path: Path, ops: list[dict], **envelope) -> Path:
+    path.write_text(json.dumps({"protocol_version": 2, "target_format": "kicad", **envelope,
+                                "ops": ops}))
+    return path
+
+
+def reference_ops(task: str) -> list[dict]:
+    return json.loads((TASKS / task / "reference_ops.json").read_text())["ops"]
+
+
+class Project:
+    """A working directory for the repo's Snakefile: its own config and results."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.config_path = root / "config" / "config.yaml"
+
+    def configure(self, models: dict, tasks: list[str] | None = None,
+                  tasks_dir: str | Path = TASKS, **extra) -> Project:
+        config = {"tasks_dir": str(tasks_dir), "symbols": SYMBOLS, "models": models, **extra}
+        if tasks:
+            config["tasks"] = tasks
+        self.config_path.parent.mkdir(parents=True, exist_ok=True)
+        self.config_path.write_text(yaml.safe_dump(config))
+        return self
+
+    def snakemake(self, *args: str, check: bool = True, env: dict | None = None):
+        cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(self.root),
+               "--cores", "2", *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, timeout=600)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"snakemake failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+        return proc
+
+    def pair(self, model: str, task: str, sample: int = 1) -> Path:
+        return self.root / "results" / "runs" / model / task / str(sample)
+
+    def score(self, model: str, task: str, sample: int = 1) -> dict:
+        return json.loads((self.pair(model, task, sample) / "score.json").read_text())
+
+    def summary(self):
+        import pandas as pd
+
+        return pd.read_csv(self.root / "results" / "summary.csv", keep_default_na=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(tmp_path / "wb")

@@ -1,0 +1,73 @@
+"""The warm worker: same answers as a step in its own process, isolated per request."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from conftest import SYMBOLS, TASKS
+
+from wirebench import worker
+
+
+def step(*args, cwd, env=None):
+    return subprocess.run(["wirebench", "step", *args], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})})
+
+
+def wait_for_worker(timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(worker.socket_path()):
+            return
+        time.sleep(0.1)
+    raise AssertionError("the worker never came up")
+
+
+def test_steps_in_the_worker_match_steps_in_their_own_process(tmp_path):
+    ops = TASKS / "09-npn-led-driver" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    outputs = {}
+    for mode in ("1", "0"):
+        pair = tmp_path / f"pair-{mode}"
+        pair.mkdir()
+        env = {"WIREBENCH_WORKER": mode}
+        assert step("validate", "--ops", str(ops), "--out", "validate.json", cwd=pair,
+                    env=env).returncode == 0
+        assert step("apply", "--ops", str(ops), "--validate", "validate.json", "--task",
+                    str(TASKS / "09-npn-led-driver"), "--symbols", *SYMBOLS,
+                    "--sheet", "board.kicad_sch", "--out", "apply.json", cwd=pair,
+                    env=env).returncode == 0
+        outputs[mode] = {n: (pair / n).read_bytes() for n in ("validate.json", "apply.json",
+                                                               "board.kicad_sch")}
+    assert outputs["1"] == outputs["0"]
+
+
+def test_concurrent_requests_keep_their_own_working_directory(tmp_path):
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    dirs = [tmp_path / f"d{i}" for i in range(8)]
+    for d in dirs:
+        d.mkdir()
+    with ThreadPoolExecutor(8) as pool:
+        procs = list(pool.map(lambda d: step("validate", "--ops", str(ops), "--out", "v.json",
+                                             cwd=d), dirs))
+    assert all(p.returncode == 0 for p in procs), [p.stderr for p in procs]
+    for d in dirs:
+        assert json.loads((d / "v.json").read_text())["valid"] is True
+
+
+def test_a_step_error_in_the_worker_reaches_the_caller(tmp_path):
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    bad = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--expected",
+               str(TASKS / "01-divider" / "expected_nets.json"), "--out", "s.json",
+               "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path)
+    assert bad.returncode != 0 and "FileNotFoundError" in bad.stderr
+    assert not (tmp_path / "s.json").exists()

@@ -1,0 +1,149 @@
+"""Real Snakemake runs of the repo's Snakefile in temp folders, with the real akcli."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import REPO, TASKS
+
+SUMMARY_COLUMNS = ["model", "task", "sample", "valid", "applied", "score", "passed", "matched",
+                   "expected", "extra_named_nets", "errors"]
+
+
+def all_tasks():
+    return sorted(d.name for d in TASKS.iterdir() if (d / "task.md").is_file())
+
+
+def test_the_reference_matrix_passes_every_task(project):
+    project.configure({"reference": {"kind": "reference"}}).snakemake()
+    df = project.summary()
+    assert list(df.columns) == SUMMARY_COLUMNS
+    assert sorted(df["task"]) == all_tasks()
+    assert df["passed"].all() and (df["score"] == 1.0).all()
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    assert card["models"]["reference"] == {"pairs": len(all_tasks()), "passed": len(all_tasks()),
+                                           "pass_rate": 1.0, "mean_score": 1.0}
+    assert card["versions"]["akcli"] == ["0.22.0"] and card["versions"]["wirebench"]
+    report = (project.root / "results" / "report.md").read_text()
+    assert "| 01-divider | PASS |" in report
+    pair = project.pair("reference", "01-divider")
+    assert {p.name for p in pair.iterdir()} == {
+        "ops.json", "agent.json", "validate.json", "board.kicad_sch", "apply.json",
+        "nets.json", "score.json"}
+    # Nothing half-written or scratch left anywhere under runs/.
+    assert not [p for p in (project.root / "results" / "runs").rglob(".*")]
+    # And a second run has nothing to do.
+    again = project.snakemake("-n")
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_broken_pairs_never_stop_the_others(project, tmp_path):
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "01-divider.json").write_text("{ not json")
+    shutil.copy(TASKS / "02-rc-lowpass" / "reference_ops.json", answers / "02-rc-lowpass.json")
+    wrong = json.loads((TASKS / "03-pi-filter" / "reference_ops.json").read_text())
+    wrong["ops"] = [o for o in wrong["ops"] if o.get("name") != "5V_CLEAN"]
+    (answers / "03-pi-filter.json").write_text(json.dumps(wrong))
+    # 04 has no answer at all; 05 asks for a symbol no library has.
+    bad_symbol = json.loads((TASKS / "05-decoupled-ldo" / "reference_ops.json").read_text())
+    bad_symbol["ops"][0]["lib_id"] = "Regulator:NO_SUCH_PART"
+    (answers / "05-decoupled-ldo.json").write_text(json.dumps(bad_symbol))
+
+    tasks = ["01-divider", "02-rc-lowpass", "03-pi-filter", "04-i2c-pullups", "05-decoupled-ldo"]
+    project.configure({"batch": {"kind": "ops_dir", "dir": str(answers)}}, tasks=tasks)
+    project.snakemake()
+    rows = {r.task: r for r in project.summary().itertuples()}
+    assert rows["02-rc-lowpass"].passed
+    assert not rows["01-divider"].valid and "unreadable op-list" in rows["01-divider"].errors
+    assert rows["03-pi-filter"].applied and rows["03-pi-filter"].score == 0.6667
+    assert rows["03-pi-filter"].errors == "net '5V_CLEAN': missing (expected ['C2.1', 'L1.2'])"
+    assert "the agent wrote no answer" in rows["04-i2c-pullups"].errors
+    agent = json.loads((project.pair("batch", "04-i2c-pullups") / "agent.json").read_text())
+    assert agent["status"] == "no_answer"
+    assert not rows["05-decoupled-ldo"].applied
+    assert "SYMBOL_NOT_FOUND" in rows["05-decoupled-ldo"].errors
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    assert card["models"]["batch"]["passed"] == 1
+
+
+def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
+    project.configure({"reference": {"kind": "reference"}, "again": {"kind": "reference"}})
+    project.snakemake("--config", "models=again", "tasks=01-divider,12-battery-sense-divider-macro")
+    df = project.summary()
+    assert sorted(zip(df["model"], df["task"], strict=True)) == [
+        ("again", "01-divider"), ("again", "12-battery-sense-divider-macro")]
+    assert not (project.root / "results" / "runs" / "reference").exists()
+
+    target = "results/runs/reference/02-rc-lowpass/1/score.json"
+    project.snakemake(target)
+    assert project.score("reference", "02-rc-lowpass")["passed"]
+    assert sorted(p.name for p in (project.root / "results" / "runs" / "reference").iterdir()) \
+        == ["02-rc-lowpass"]
+
+
+def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
+    corpus = tmp_path / "agent_eval_tasks"
+    # akcli's own layout: no numbering, no task.yaml, a postcheck_arrange.json.
+    shutil.copytree(TASKS / "07-arrange-safe-blocks", corpus / "safe_repack")
+    shutil.copytree(TASKS / "01-divider", corpus / "planned" / "not-run")
+    assert sorted(p.name for p in (corpus / "safe_repack").iterdir()) == [
+        "expected_nets.json", "postcheck_arrange.json", "reference_ops.json", "task.md"]
+    project.configure({"reference": {"kind": "reference"}}, tasks_dir=corpus).snakemake()
+    assert list(project.summary()["task"]) == ["safe_repack"]
+    applied = json.loads((project.pair("reference", "safe_repack") / "apply.json").read_text())
+    assert applied["postchecks"][0]["kind"] == "arrange" and applied["postchecks"][0]["passed"]
+
+
+def test_worker_and_own_process_give_identical_results(project, tmp_path):
+    from conftest import Project
+
+    tasks = ["06-grouped-sensor-frontend", "11-opamp-buffer-unused-unit"]
+    project.configure({"reference": {"kind": "reference"}}, tasks=tasks).snakemake()
+    local = Project(tmp_path / "local").configure({"reference": {"kind": "reference"}},
+                                                 tasks=tasks)
+    local.snakemake(env={"WIREBENCH_WORKER": "0"})
+    for task in tasks:
+        for name in ("validate.json", "apply.json", "nets.json", "score.json", "board.kicad_sch"):
+            a = (project.pair("reference", task) / name).read_bytes()
+            b = (local.pair("reference", task) / name).read_bytes()
+            assert a == b, (task, name)
+
+
+def test_an_unknown_model_kind_stops_the_run_naming_the_key(project):
+    project.configure({"m1": {"kind": "telepathy"}})
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert "config key models.m1.kind: 'telepathy' is not one of" in proc.stdout + proc.stderr
+
+
+def test_a_missing_tasks_dir_stops_the_run(project, tmp_path):
+    project.configure({"reference": {"kind": "reference"}}, tasks_dir=tmp_path / "nope")
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert f"tasks dir not found: {tmp_path / 'nope'}" in proc.stdout + proc.stderr
+
+
+def test_a_bad_value_and_an_unknown_key_are_named(project):
+    project.configure({"reference": {"kind": "reference"}}, samples=0, sampels=3)
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "config key samples: 0 is less than the minimum of 1" in out
+    assert "'sampels' was unexpected" in out
+
+
+def test_an_unknown_model_on_the_command_line_is_named(project):
+    project.configure({"reference": {"kind": "reference"}})
+    proc = project.snakemake("-n", "--config", "models=gpt-9", check=False)
+    assert proc.returncode != 0
+    assert "no model named 'gpt-9'" in proc.stdout + proc.stderr
+
+
+def test_lint_is_clean():
+    import subprocess
+
+    proc = subprocess.run(["snakemake", "--lint"], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
