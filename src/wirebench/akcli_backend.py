@@ -45,10 +45,10 @@ def _config_file() -> str:
     return str(resources.files("wirebench") / "data" / "akcli.toml")
 
 
-def run(*argv: str) -> AkcliResult:
+def run(*argv: str, as_json: bool = True) -> AkcliResult:
     from akcli.cli import main  # lazy: 0.18 s, paid only by steps that call akcli
 
-    full = ["-C", _config_file(), "--json", *argv]
+    full = ["-C", _config_file(), *(["--json"] if as_json else []), *argv]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -102,3 +102,15 @@ def arrange_groups(sheet: Path, params: dict, symbols: list[str]) -> AkcliResult
 
 def nets(sheet: Path) -> AkcliResult:
     return run("nets", str(sheet))
+
+
+def ops_list_text() -> str:
+    return run("ops", "list", as_json=False).stdout
+
+
+def ops_schema_text() -> str:
+    return run("schema", "ops", as_json=False).stdout
+
+
+def pins_text(lib_id: str, symbols: list[str]) -> AkcliResult:
+    return run("pins", lib_id, *symbol_args(symbols), as_json=False)

@@ -32,6 +32,15 @@ def _step_parser():
     g.add_argument("--sample", required=True, type=int)
     g.add_argument("--ops", required=True, type=Path)
     g.add_argument("--agent-out", required=True, type=Path)
+    g.add_argument("--prompt", type=Path, help="the prompt pack (agents that read one)")
+    g.add_argument("--skills", type=Path, help="the skills folder the model entry uses")
+    g.add_argument("--symbols", nargs="*", default=[], help="for the repair loop's checks")
+
+    pp = sub.add_parser("prompt", help="build the prompt pack of one task")
+    pp.add_argument("--task", required=True, type=Path)
+    pp.add_argument("--skills", required=True, type=Path)
+    pp.add_argument("--symbols", nargs="+", required=True)
+    pp.add_argument("--out", required=True, type=Path)
 
     v = sub.add_parser("validate", help="akcli ops validate + path guard: validate.json")
     v.add_argument("--ops", required=True, type=Path)
@@ -52,6 +61,7 @@ def _step_parser():
     s = sub.add_parser("score", help="named nets vs expected: score.json")
     for name in ("validate", "apply", "nets", "expected", "out"):
         s.add_argument(f"--{name}", required=True, type=Path)
+    s.add_argument("--agent", type=Path, help="agent.json: the agent's account")
     s.add_argument("--model", required=True)
     s.add_argument("--task", required=True)
     s.add_argument("--sample", required=True, type=int)
@@ -69,7 +79,11 @@ def run_step(argv: list[str]) -> int:
         from .generate import generate
 
         generate(args.model, json.loads(args.agent), args.task, args.sample, args.ops,
-                 args.agent_out)
+                 args.agent_out, prompt=args.prompt, skills=args.skills, symbols=args.symbols)
+    elif args.step == "prompt":
+        from .prompt_pack import write
+
+        write(args.task, args.skills, args.symbols, args.out)
     elif args.step == "validate":
         evaluate.validate(args.ops, args.out)
     elif args.step == "apply":
@@ -78,7 +92,8 @@ def run_step(argv: list[str]) -> int:
         evaluate.nets(args.sheet, args.out)
     elif args.step == "score":
         evaluate.score(args.validate, args.apply, args.nets, args.expected, args.out,
-                       {"model": args.model, "task": args.task, "sample": args.sample})
+                       {"model": args.model, "task": args.task, "sample": args.sample},
+                       agent=args.agent)
     return 0
 
 

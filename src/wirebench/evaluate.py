@@ -183,27 +183,51 @@ def nets(sheet: Path, out: Path) -> dict:
     return result
 
 
+AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
+                "completion_tokens", "cost_usd", "exit_code", "http_status")
+
+
+def outcome(agent: dict | None, valid: bool, drawn: bool) -> str:
+    """One word for how the pair ended. An infra_error is the harness's or provider's
+    failure, never the model's: pass rates leave those pairs out."""
+    if agent and agent.get("status") == "infra_error":
+        return "infra_error"
+    if not valid:
+        return "invalid"
+    return "success" if drawn else "blocked"
+
+
 def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: Path,
-          pair: dict) -> dict:
+          pair: dict, agent: Path | None = None) -> dict:
     """Named nets vs ground truth; invalid or refused pairs score 0 with their reasons."""
     from . import scoring
     from .tasks import load_expected
 
     want = load_expected(expected)
     v, a, n = read_json(validation), read_json(applied), read_json(netlist)
+    account = read_json(agent) if agent else None
     drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
     verdict = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn
                else scoring.not_scored(len(want)))
+    inputs = {"validate": validation, "apply": applied, "nets": netlist, "expected": expected}
+    agent_errors = []
+    if account:
+        inputs["agent"] = agent
+        if account.get("error"):
+            agent_errors.append(f"agent: {account['error']}")
     result = {
         "schema": SCHEMA["score"], **pair,
-        "inputs": _inputs(validate=validation, apply=applied, nets=netlist, expected=expected),
+        "inputs": _inputs(**inputs),
         # The akcli that drew this pair, as the apply step recorded it.
         "versions": {**_versions(with_akcli=False), "akcli": a["versions"].get("akcli")},
+        "outcome": outcome(account, v["valid"], drawn),
         "valid": v["valid"], "applied": a["applied"],
         "score": verdict["score"], "passed": verdict["passed"] and drawn,
         "matched": verdict["matched"], "expected": verdict["expected"],
         "extra_named_nets": verdict["extra_named_nets"],
-        "errors": [*v["errors"], *a["errors"], *n["errors"], *verdict["mismatches"]],
+        "errors": [*agent_errors, *v["errors"], *a["errors"], *n["errors"],
+                   *verdict["mismatches"]],
+        "agent": {k: account.get(k) for k in AGENT_FIELDS} if account else None,
     }
     write_json(out, result)
     return result

@@ -15,7 +15,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 STEP_CODE = {
-    "generate": ["generate.py", "agents/*.py", "tasks.py", "evidence.py"],
+    "prompt_pack": ["prompt_pack.py", "akcli_backend.py", "tasks.py", "evidence.py"],
+    "generate": ["generate.py", "agents/*.py", "baseline.py", "tasks.py", "evidence.py",
+                 "secrets.py"],
     "validate": ["evaluate.py", "akcli_backend.py", "oplist_guard.py", "evidence.py"],
     "apply": ["evaluate.py", "akcli_backend.py", "tasks.py", "evidence.py", "data/akcli.toml"],
     "nets": ["evaluate.py", "akcli_backend.py", "evidence.py"],
@@ -23,7 +25,7 @@ STEP_CODE = {
     "summary": ["summary.py"],
     "report": ["report.py"],
 }
-AKCLI_STEPS = {"validate", "apply", "nets"}
+AKCLI_STEPS = {"prompt_pack", "validate", "apply", "nets"}
 
 
 @cache

@@ -1,39 +1,116 @@
 """The generate stage: one agent answers one task, once per sample.
 
-It writes the agent's answer verbatim to ops.json (empty when there is none: validation
-then scores it as unreadable) and what happened to agent.json.
+A pair's answer may take several turns (the repair loop, `max_turns`): when a turn's
+op-list fails validation or the draw, the errors go back to the agent and it tries again.
+Each turn may take several attempts: an infra_error (timeout, crash, HTTP 429/5xx, no
+connection) is retried with exponential backoff, honouring Retry-After.
+
+It writes the final answer verbatim to ops.json (empty when there is none: validation
+then scores it as unreadable) and the whole account to agent.json.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from pathlib import Path
 
 from . import __version__
 from .agents import answer
-from .agents.answer import Answer
-from .evidence import sha256_bytes, write_bytes_atomic, write_json
+from .agents.answer import Answer, TurnContext
+from .evidence import dumps, sha256_bytes, write_bytes_atomic
+from .secrets import redact
 from .tasks import load_task
 
 SCHEMA = "wirebench.agent/1"
+BACKOFF_CAP_S = 60.0
+ACCOUNTED = ("exit_code", "http_status", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+def _attempts(spec: dict, ctx: TurnContext, sleep=time.sleep) -> tuple[Answer, list[dict]]:
+    """One turn: call the agent, retrying infra errors with backoff."""
+    retries = int(spec.get("retries", 2))
+    base = float(spec.get("backoff_s", 1.0))
+    log = []
+    for attempt in range(retries + 1):
+        started = time.monotonic()
+        try:
+            ans = answer(spec, ctx)
+        except Exception as exc:  # an agent module that raises is an infra failure
+            ans = Answer(None, "infra_error", f"{type(exc).__name__}: {exc}", retryable=False)
+        log.append({"status": ans.status, "error": ans.error,
+                    "wall_s": round(time.monotonic() - started, 3),
+                    **{k: ans.detail[k] for k in ACCOUNTED if k in ans.detail}})
+        if ans.status != "infra_error" or not ans.retryable or attempt == retries:
+            return ans, log
+        delay = ans.retry_after if ans.retry_after is not None else base * 2 ** attempt
+        log[-1]["retry_in_s"] = min(delay, BACKOFF_CAP_S)
+        sleep(min(delay, BACKOFF_CAP_S))
+    raise AssertionError("unreachable")
+
+
+def precheck(ops: bytes, task, symbols: list[str]) -> list[str]:
+    """The errors this answer would get from validate and apply, found in a scratch
+    folder: what the repair loop sends back. Empty when it validates and draws."""
+    from .evaluate import apply, validate
+
+    with tempfile.TemporaryDirectory(prefix="wirebench-precheck-") as td:
+        scratch = Path(td)
+        (scratch / "ops.json").write_bytes(ops)
+        v = validate(scratch / "ops.json", scratch / "validate.json")
+        if not v["valid"]:
+            return v["errors"]
+        a = apply(scratch / "ops.json", scratch / "validate.json", task.path, symbols,
+                  scratch / "board.kicad_sch", scratch / "apply.json")
+        return a["errors"]
+
+
+def _sum(turns: list[dict], key: str):
+    values = [a.get(key) for t in turns for a in t["attempts"]]
+    values = [v for v in values if v is not None]
+    return round(sum(values), 6) if values else None
 
 
 def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
-             out_agent: Path) -> dict:
+             out_agent: Path, prompt: Path | None = None, skills: Path | None = None,
+             symbols: list[str] = ()) -> dict:
     task = load_task(task_dir)
+    max_turns = int(spec.get("max_turns", 1))
     started = time.monotonic()
-    try:
-        result = answer(spec, task, sample)
-    except Exception as exc:  # an agent that crashes is a result, never a crashed run
-        result = Answer(ops=None, status="infra_error", error=f"{type(exc).__name__}: {exc}")
-    ops = result.ops or b""
+    history: list[tuple[str, str]] = []
+    turns: list[dict] = []
+    for turn in range(1, max_turns + 1):
+        ctx = TurnContext(model, task, sample, turn, prompt, skills, list(history))
+        final, attempts = _attempts(spec, ctx)
+        record = {"turn": turn, "status": final.status, "error": final.error,
+                  "attempts": attempts,
+                  "wall_s": round(sum(a["wall_s"] for a in attempts), 3),
+                  "stderr_tail": final.detail.get("stderr_tail")}
+        turns.append(record)
+        if final.status != "ok" or turn == max_turns:
+            break
+        problems = precheck(final.ops, task, list(symbols))
+        record["precheck"] = problems
+        if not problems:
+            break
+        history.append((final.reply or final.ops.decode(errors="replace"), "\n".join(problems)))
+    ops = redact((final.ops or b"").decode(errors="surrogateescape"), spec).encode(
+        errors="surrogateescape")
     write_bytes_atomic(out_ops, ops)
+    last = turns[-1]["attempts"][-1]
     doc = {
         "schema": SCHEMA, "model": model, "task": task.id, "sample": sample,
-        "kind": spec.get("kind"), "status": result.status, "error": result.error,
+        "kind": spec.get("kind"), "status": final.status, "error": final.error,
+        "turns_used": len(turns), "max_turns": max_turns,
+        "attempts": sum(len(t["attempts"]) for t in turns),
         "wall_s": round(time.monotonic() - started, 3),
+        "exit_code": last.get("exit_code"), "http_status": last.get("http_status"),
+        "prompt_tokens": _sum(turns, "prompt_tokens"),
+        "completion_tokens": _sum(turns, "completion_tokens"),
+        "cost_usd": _sum(turns, "cost_usd"),
+        "stderr_tail": turns[-1]["stderr_tail"],
+        "turns": turns,
         "ops_sha256": sha256_bytes(ops), "versions": {"wirebench": __version__},
-        **result.detail,
     }
-    write_json(out_agent, doc)
+    write_bytes_atomic(out_agent, redact(dumps(doc), spec).encode())
     return doc

@@ -11,6 +11,8 @@ def _cell(group) -> str:
     """One matrix cell: PASS, or the mean score; `k/n` passed when there are repeats."""
     n, passed = len(group), int(group["passed"].sum())
     if n == 1:
+        if group["outcome"].iloc[0] == "infra_error":
+            return "infra error"
         return "PASS" if passed else f"fail {group['score'].iloc[0]:.2f}"
     return f"{passed}/{n} pass, mean {group['score'].mean():.2f}"
 
@@ -21,11 +23,18 @@ def render(df, card: dict) -> str:
     v = card["versions"]
     lines += [f"wirebench {v['wirebench']}, akcli {', '.join(v['akcli']) or '-'}; "
               f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
-    lines += ["| model | pairs | passed | pass rate | mean score |", "|---|---:|---:|---:|---:|"]
+    lines += ["Pass rates leave out infra errors (timeouts, crashes, HTTP 429/5xx): those are",
+              "not the model's answers. They are counted in their own column.", ""]
+    lines += ["| model | pairs | infra errors | passed | pass rate | mean score | tokens | cost |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for model in models:
         m = card["models"][model]
-        lines.append(f"| {model} | {m['pairs']} | {m['passed']} | {m['pass_rate']:.1%} "
-                     f"| {m['mean_score']:.3f} |")
+        rate = "-" if m["pass_rate"] is None else f"{m['pass_rate']:.1%}"
+        mean = "-" if m["mean_score"] is None else f"{m['mean_score']:.3f}"
+        tokens = (m["prompt_tokens"] or 0) + (m["completion_tokens"] or 0)
+        cost = "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
+        lines.append(f"| {model} | {m['pairs']} | {m['infra_errors']} | {m['passed']} | {rate} "
+                     f"| {mean} | {int(tokens) or '-'} | {cost} |")
     lines += ["", "| task | " + " | ".join(models) + " |",
               "|---|" + "---|" * len(models)]
     for task, by_task in df.groupby("task", sort=True):

@@ -12,8 +12,11 @@ from . import __version__
 from .evidence import read_json, write_bytes_atomic, write_json
 
 SCHEMA = "wirebench.scorecard/1"
-COLUMNS = ["model", "task", "sample", "valid", "applied", "score", "passed", "matched",
-           "expected", "extra_named_nets", "errors"]
+COLUMNS = ["model", "task", "sample", "outcome", "valid", "applied", "score", "passed",
+           "matched", "expected", "extra_named_nets", "turns", "attempts", "agent_wall_s",
+           "prompt_tokens", "completion_tokens", "cost_usd", "errors"]
+SCORED = {"model", "task", "sample", "outcome", "valid", "applied", "score", "passed", "matched",
+          "expected"}
 
 
 def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> list[dict]:
@@ -22,23 +25,51 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
         for task in tasks:
             for sample in range(1, samples + 1):
                 doc = read_json(Path(runs) / model / task / str(sample) / "score.json")
+                agent = doc.get("agent") or {}
                 rows.append({
-                    **{k: doc[k] for k in COLUMNS if k not in ("extra_named_nets", "errors")},
+                    **{k: doc[k] for k in SCORED},
                     "extra_named_nets": ";".join(doc["extra_named_nets"]),
+                    "turns": agent.get("turns_used"),
+                    "attempts": agent.get("attempts"),
+                    "agent_wall_s": agent.get("wall_s"),
+                    "prompt_tokens": agent.get("prompt_tokens"),
+                    "completion_tokens": agent.get("completion_tokens"),
+                    "cost_usd": agent.get("cost_usd"),
                     "errors": " | ".join(doc["errors"]),
                     "akcli": doc["versions"].get("akcli"),
                 })
     return rows
 
 
+def _mean(col):
+    col = col.dropna()
+    return round(float(col.mean()), 3) if len(col) else None
+
+
+def _total(col):
+    col = col.dropna()
+    return round(float(col.sum()), 6) if len(col) else None
+
+
 def scorecard(df) -> dict:
     per_model = {}
     for model, group in df.groupby("model", sort=True):
+        # An infra_error is not the model's answer: it is reported, not scored.
+        scored = group[group["outcome"] != "infra_error"]
         per_model[model] = {
             "pairs": int(len(group)),
-            "passed": int(group["passed"].sum()),
-            "pass_rate": round(float(group["passed"].mean()), 4),
-            "mean_score": round(float(group["score"].mean()), 4),
+            "infra_errors": int(len(group) - len(scored)),
+            "scored_pairs": int(len(scored)),
+            "passed": int(scored["passed"].sum()),
+            "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
+            "mean_score": round(float(scored["score"].mean()), 4) if len(scored) else None,
+            "outcomes": {k: int(v) for k, v in
+                         group["outcome"].value_counts().sort_index().items()},
+            "mean_turns": _mean(group["turns"]),
+            "mean_agent_wall_s": _mean(group["agent_wall_s"]),
+            "prompt_tokens": _total(group["prompt_tokens"]),
+            "completion_tokens": _total(group["completion_tokens"]),
+            "cost_usd": _total(group["cost_usd"]),
         }
     return {
         "schema": SCHEMA,

@@ -1,10 +1,12 @@
 # Config loading, the matrix, and the path helpers every rule uses.
+import glob
 import json
 import shlex
 
 import yaml
 from snakemake.exceptions import WorkflowError
 
+from wirebench.agents import OFFLINE_KINDS
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
 from wirebench.tasks import TaskError, discover
@@ -32,6 +34,31 @@ MODELS, TASKS = _load_matrix()
 SAMPLES = list(range(1, config["samples"] + 1))
 SYMBOLS = config["symbols"]
 PAIR = "results/runs/{model}/{task}/{sample}"
+
+
+def _skills_variants():
+    """Skills folders in use, by folder name: the {skills} wildcard of prompt packs."""
+    variants = {}
+    for name, entry in MODELS.items():
+        if entry["kind"] in OFFLINE_KINDS:
+            continue
+        folder = entry.get("skills", "skills")
+        key = os.path.basename(os.path.normpath(folder))
+        if variants.setdefault(key, folder) != folder:
+            raise WorkflowError(f"config key models.{name}.skills: two skills folders are "
+                                f"named {key!r}; give them distinct folder names")
+        if not os.path.isdir(folder):
+            raise WorkflowError(f"config key models.{name}.skills: no folder {folder!r}")
+    return variants
+
+
+SKILLS = _skills_variants()
+# Every provider gets a resource; cap one with --resources provider_<name>=N.
+PROVIDERS = sorted({e.get("provider", e["kind"]) for e in MODELS.values()})
+# akcli steps are CPU-bound: unless told otherwise, run no more of them at once than
+# there are CPUs, so that --cores 16 means 16 agent calls, not 16 akcli draws.
+if "akcli" not in workflow.global_resources:
+    workflow.register_resource("akcli", os.cpu_count() or 1)
 
 
 wildcard_constraints:
@@ -70,10 +97,16 @@ def agent_arg(wildcards):
     return shlex.quote(json.dumps(model_entry(wildcards), sort_keys=True))
 
 
+def skills_key(entry):
+    return os.path.basename(os.path.normpath(entry.get("skills", "skills")))
+
+
 def generate_inputs(wildcards):
-    """The prompt, plus the file the agent answers from when it reads one."""
+    """The task, and what the agent reads: its prompt pack, or its answer file."""
     entry = model_entry(wildcards)
-    inputs = {"prompt": f"{config['tasks_dir']}/{wildcards.task}/task.md"}
+    inputs = {"task": f"{config['tasks_dir']}/{wildcards.task}/task.md"}
+    if entry["kind"] not in OFFLINE_KINDS:
+        inputs["prompt"] = f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
     if entry["kind"] == "reference":
         inputs["reference"] = f"{config['tasks_dir']}/{wildcards.task}/reference_ops.json"
     elif entry["kind"] == "ops_dir":
@@ -81,6 +114,29 @@ def generate_inputs(wildcards):
         if os.path.exists(answer):
             inputs["answer"] = answer
     return inputs
+
+
+def agent_flags(wildcards):
+    """Extra generate flags for agents that read a prompt pack and may repair."""
+    entry = model_entry(wildcards)
+    if entry["kind"] in OFFLINE_KINDS:
+        return ""
+    prompt = f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
+    return (f"--prompt {prompt} --skills {shlex.quote(entry.get('skills', 'skills'))}"
+            f" --symbols {' '.join(map(shlex.quote, SYMBOLS))}")
+
+
+def provider_slots():
+    """resources: one slot of the model's own provider, zero of every other."""
+    return {
+        f"provider_{p}": (lambda wc, p=p: int(model_entry(wc).get("provider",
+                                                                    model_entry(wc)["kind"]) == p))
+        for p in PROVIDERS
+    }
+
+
+def skills_files(wildcards):
+    return sorted(glob.glob(f"{SKILLS[wildcards.skills]}/*.md"))
 
 
 def step_fingerprint(step):

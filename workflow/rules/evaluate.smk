@@ -9,6 +9,8 @@ rule validate:
         pair_path("validate.json"),
     params:
         fingerprint=step_fingerprint("validate"),
+    resources:
+        akcli=1,
     log:
         pair_log("validate"),
     conda:
@@ -30,6 +32,8 @@ rule apply:
     params:
         task_dir=task_path(),
         fingerprint=step_fingerprint("apply"),
+    resources:
+        akcli=1,
     log:
         pair_log("apply"),
     conda:
@@ -48,6 +52,8 @@ rule nets:
         pair_path("nets.json"),
     params:
         fingerprint=step_fingerprint("nets"),
+    resources:
+        akcli=1,
     log:
         pair_log("nets"),
     conda:
@@ -59,6 +65,7 @@ rule nets:
 rule score:
     """Compare the named nets that landed with the task's ground truth."""
     input:
+        agent=pair_path("agent.json"),
         validation=pair_path("validate.json"),
         applied=pair_path("apply.json"),
         nets=pair_path("nets.json"),
@@ -72,7 +79,8 @@ rule score:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench step score --validate {input.validation} --apply {input.applied}"
+        "wirebench step score --agent {input.agent}"
+        " --validate {input.validation} --apply {input.applied}"
         " --nets {input.nets} --expected {input.expected} --out {output}"
         " --model {wildcards.model} --task {wildcards.task} --sample {wildcards.sample}"
         " 2> {log}"

@@ -1,6 +1,31 @@
 # The generate stage: the agent (a model entry) answers one task, once per sample.
 
 
+rule prompt_pack:
+    """Everything an agent is given: the skills docs, akcli's op list, schema and pin
+    tables, then the task."""
+    input:
+        skills=skills_files,
+        task=task_path("task.md"),
+        task_files=optional_task_files,
+        symbols=SYMBOLS,
+    output:
+        "results/prompts/{skills}/{task}.md",
+    params:
+        skills_dir=lambda wildcards: SKILLS[wildcards.skills],
+        task_dir=lambda wildcards, input: os.path.dirname(input.task),
+        fingerprint=step_fingerprint("prompt_pack"),
+    resources:
+        akcli=1,
+    log:
+        "results/logs/prompts/{skills}/{task}.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step prompt --task {params.task_dir} --skills {params.skills_dir}"
+        " --symbols {input.symbols} --out {output} 2> {log}"
+
+
 rule generate:
     """The agent writes its answer (ops.json) and what happened (agent.json)."""
     input:
@@ -11,8 +36,11 @@ rule generate:
     params:
         kind=lambda wildcards: model_entry(wildcards)["kind"],
         agent=agent_arg,
+        flags=agent_flags,
         task_dir=task_path(),
         fingerprint=step_fingerprint("generate"),
+    resources:
+        **provider_slots(),
     log:
         pair_log("generate"),
     conda:
@@ -21,4 +49,4 @@ rule generate:
         "wirebench step generate --model {wildcards.model} --kind {params.kind}"
         " --agent {params.agent}"
         " --task {params.task_dir} --sample {wildcards.sample}"
-        " --ops {output.ops} --agent-out {output.agent} 2> {log}"
+        " --ops {output.ops} --agent-out {output.agent} {params.flags} 2> {log}"

@@ -1,8 +1,8 @@
 """Agents: the columns of the matrix. Each kind turns a task into an answer (op-list bytes).
 
-A kind is a module in this package with one function, `answer(spec, task, sample)`,
-returning an `Answer` (agents/answer.py). KINDS below is the one list of kinds; the
-config schema's enum mirrors it and a test keeps the two equal.
+A kind is a module in this package with one function, `answer(spec, ctx)`, that takes
+one turn's TurnContext and returns an Answer (both in agents/answer.py). KINDS below is
+the one list of kinds; the config schema's enum mirrors it and a test keeps the two equal.
 
 This module stays import-free on purpose: every step's client reads OFFLINE_KINDS.
 """
@@ -10,6 +10,8 @@ This module stays import-free on purpose: every step's client reads OFFLINE_KIND
 KINDS = {
     "reference": "wirebench.agents.reference",
     "ops_dir": "wirebench.agents.ops_dir",
+    "command": "wirebench.agents.command",
+    "openai": "wirebench.agents.openai_chat",
 }
 
 # Kinds that only read files and need no secrets: their generate step may run in the
@@ -22,10 +24,10 @@ class UnknownAgentKind(ValueError):
     pass
 
 
-def answer(spec: dict, task, sample: int):
+def answer(spec: dict, ctx):
     from importlib import import_module
 
     kind = spec.get("kind")
     if kind not in KINDS:
         raise UnknownAgentKind(f"unknown agent kind {kind!r}; known kinds: {sorted(KINDS)}")
-    return import_module(KINDS[kind]).answer(spec, task, sample)
+    return import_module(KINDS[kind]).answer(spec, ctx)

@@ -7,15 +7,15 @@ not a crash.
 
 from pathlib import Path
 
-from .answer import Answer
+from .answer import Answer, TurnContext
 
 
 def answer_path(spec: dict, task_id: str) -> Path:
     return Path(spec["dir"]) / f"{task_id}.json"
 
 
-def answer(spec: dict, task, sample: int) -> Answer:
-    path = answer_path(spec, task.id)
+def answer(spec: dict, ctx: TurnContext) -> Answer:
+    path = answer_path(spec, ctx.task.id)
     if not path.is_file():
         return Answer(ops=None, status="no_answer", error=f"no answer file {path}")
     return Answer(ops=path.read_bytes())

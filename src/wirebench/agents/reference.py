@@ -3,8 +3,8 @@
 It is the harness's self-check: every task must score 1.0 through it.
 """
 
-from .answer import Answer
+from .answer import Answer, TurnContext
 
 
-def answer(spec: dict, task, sample: int) -> Answer:
-    return Answer(ops=task.reference_path.read_bytes())
+def answer(spec: dict, ctx: TurnContext) -> Answer:
+    return Answer(ops=ctx.task.reference_path.read_bytes())

@@ -1,0 +1,37 @@
+"""Find the op-list in an agent's reply: bare JSON, a ```json fence, or JSON in prose."""
+
+from __future__ import annotations
+
+import json
+import re
+
+FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+
+
+def _is_oplist(doc) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("ops"), list)
+
+
+def extract_oplist(text: str) -> str | None:
+    """The op-list's JSON text, or None when the reply holds none.
+
+    Tried in order: the whole reply, each fenced block, then the first balanced {...}
+    that parses and has an `ops` list. Prose around it is dropped.
+    """
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1).strip() for m in FENCE.finditer(text))]
+    for cand in candidates:
+        try:
+            if _is_oplist(json.loads(cand)):
+                return cand
+        except json.JSONDecodeError:
+            continue
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            doc, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if _is_oplist(doc):
+            return text[start:end]
+    return None

@@ -1,0 +1,88 @@
+"""The `openai` agent: any OpenAI-compatible chat endpoint (vLLM, Ollama, llama.cpp,
+LiteLLM, the hosted APIs), through the official `openai` package (`pip install
+'wirebench[openai]'`).
+
+Turn 1 sends the prompt pack as the user message. A repair turn replays the conversation
+and adds the harness's errors as a follow-up message. The op-list is taken out of the
+reply even when it is wrapped in prose or a code fence.
+
+The key is read from the variable the entry's `api_key_env` names, at call time; it is
+never written anywhere. The client's own retries are off: the harness retries (and counts
+the attempts) so that every attempt is accounted for.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .answer import Answer, TurnContext
+from .extract import extract_oplist
+
+RETRY_STATUSES = {408, 409, 429}
+
+
+def _messages(ctx: TurnContext) -> list[dict]:
+    messages = [{"role": "user", "content": ctx.prompt_path.read_text(encoding="utf-8")}]
+    for reply, errors in ctx.history:
+        messages.append({"role": "assistant", "content": reply})
+        messages.append({"role": "user", "content": (
+            "akcli rejected that op-list:\n" + errors
+            + "\n\nReply with the whole corrected op-list as one JSON object.")})
+    return messages
+
+
+def _retry_after(exc) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def cost(spec: dict, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    prices = spec.get("price_per_mtok")
+    if not prices or prompt_tokens is None or completion_tokens is None:
+        return None
+    return round((prompt_tokens * prices.get("prompt", 0)
+                  + completion_tokens * prices.get("completion", 0)) / 1e6, 6)
+
+
+def answer(spec: dict, ctx: TurnContext) -> Answer:
+    import openai  # lazy: 0.6 s, and an optional extra
+
+    key_env = spec.get("api_key_env")
+    key = os.environ.get(key_env, "") if key_env else "none"
+    if key_env and not key:
+        return Answer(None, "infra_error", f"environment variable {key_env} is not set",
+                      retryable=False)
+    client = openai.OpenAI(base_url=spec["base_url"], api_key=key, max_retries=0,
+                           timeout=float(spec.get("timeout", 600)),
+                           default_headers=spec.get("headers") or None)
+    params = {k: spec[k] for k in ("temperature", "seed", "max_tokens") if k in spec}
+    try:
+        resp = client.chat.completions.create(model=spec["model"], messages=_messages(ctx),
+                                              **params)
+    except openai.APITimeoutError:
+        return Answer(None, "infra_error", f"request timed out after {spec.get('timeout', 600)} s",
+                      detail={"http_status": None})
+    except openai.APIConnectionError as exc:
+        return Answer(None, "infra_error", f"connection error: {exc}", detail={"http_status": None})
+    except openai.APIStatusError as exc:
+        status = exc.status_code
+        retryable = status >= 500 or status in RETRY_STATUSES
+        return Answer(None, "infra_error", f"HTTP {status}: {str(exc)[:300]}",
+                      retry_after=_retry_after(exc), retryable=retryable,
+                      detail={"http_status": status})
+    usage = resp.usage
+    prompt_tokens = getattr(usage, "prompt_tokens", None)
+    completion_tokens = getattr(usage, "completion_tokens", None)
+    detail = {"http_status": 200, "prompt_tokens": prompt_tokens,
+              "completion_tokens": completion_tokens,
+              "cost_usd": cost(spec, prompt_tokens, completion_tokens)}
+    text = (resp.choices[0].message.content or "") if resp.choices else ""
+    if not text.strip():
+        return Answer(None, "no_answer", "the model replied with no text", detail=detail,
+                      reply=text)
+    found = extract_oplist(text)
+    return Answer((found if found is not None else text).encode(), detail=detail, reply=text)

@@ -1,0 +1,53 @@
+"""The prompt pack: everything an agent is given for one task, as one Markdown file.
+
+It is the skills folder's own guide, then what akcli itself ships (`akcli ops list`, the
+op-list JSON Schema, and `akcli pins` tables of the symbols the task names), then the
+task. A rule builds one per skills folder and task; its hash is an input of `generate`,
+so a docs edit reruns exactly the agents that read those docs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .evidence import write_bytes_atomic
+from .tasks import load_task
+
+LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
+
+
+def named_symbols(task) -> list[str]:
+    """lib_ids the task's prompt (and its base design) name, in first-seen order."""
+    text = task.prompt_path.read_text(encoding="utf-8")
+    if task.base_ops_path:
+        text += "\n" + " ".join(f"`{m}`" for m in re.findall(
+            r'"lib_id":\s*"([^"]+)"', task.base_ops_path.read_text(encoding="utf-8")))
+    return list(dict.fromkeys(LIB_ID.findall(text)))
+
+
+def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
+    from . import akcli_backend
+
+    task = load_task(task_dir)
+    guides = sorted(Path(skills_dir).glob("*.md"))
+    if not guides:
+        raise FileNotFoundError(f"{skills_dir}: no skills documents (*.md)")
+    parts = [g.read_text(encoding="utf-8").rstrip() for g in guides]
+    parts.append("# Reference: `akcli ops list`\n\n```\n" + akcli_backend.ops_list_text().rstrip()
+                 + "\n```")
+    parts.append("# Reference: the op-list JSON Schema (`akcli schema ops`)\n\n```json\n"
+                 + akcli_backend.ops_schema_text().rstrip() + "\n```")
+    tables = []
+    for lib_id in named_symbols(task):
+        res = akcli_backend.pins_text(lib_id, symbols)
+        if res.rc == 0:
+            tables.append("```\n" + res.stdout.rstrip() + "\n```")
+    if tables:
+        parts.append("# Reference: pin tables (`akcli pins`)\n\n" + "\n\n".join(tables))
+    parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
+    return "\n\n".join(parts) + "\n"
+
+
+def write(task_dir: Path, skills_dir: Path, symbols: list[str], out: Path) -> None:
+    write_bytes_atomic(out, build(task_dir, skills_dir, symbols).encode())
