@@ -59,7 +59,9 @@ class Project:
     def summary(self):
         import pandas as pd
 
-        return pd.read_csv(self.root / "results" / "summary.csv", keep_default_na=False)
+        text = {"errors": str, "extra_named_nets": str}
+        df = pd.read_csv(self.root / "results" / "summary.csv", dtype=text)
+        return df.fillna({k: "" for k in text})
 
 
 @pytest.fixture

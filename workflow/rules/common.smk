@@ -36,13 +36,21 @@ SYMBOLS = config["symbols"]
 PAIR = "results/runs/{model}/{task}/{sample}"
 
 
+# The skills folder shipped next to the Snakefile, for entries that name none.
+DEFAULT_SKILLS = os.path.join(os.path.dirname(workflow.main_snakefile), "skills")
+
+
+def skills_dir(entry):
+    return entry.get("skills", DEFAULT_SKILLS)
+
+
 def _skills_variants():
     """Skills folders in use, by folder name: the {skills} wildcard of prompt packs."""
     variants = {}
     for name, entry in MODELS.items():
         if entry["kind"] in OFFLINE_KINDS:
             continue
-        folder = entry.get("skills", "skills")
+        folder = skills_dir(entry)
         key = os.path.basename(os.path.normpath(folder))
         if variants.setdefault(key, folder) != folder:
             raise WorkflowError(f"config key models.{name}.skills: two skills folders are "
@@ -98,7 +106,7 @@ def agent_arg(wildcards):
 
 
 def skills_key(entry):
-    return os.path.basename(os.path.normpath(entry.get("skills", "skills")))
+    return os.path.basename(os.path.normpath(skills_dir(entry)))
 
 
 def generate_inputs(wildcards):
@@ -122,7 +130,7 @@ def agent_flags(wildcards):
     if entry["kind"] in OFFLINE_KINDS:
         return ""
     prompt = f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
-    return (f"--prompt {prompt} --skills {shlex.quote(entry.get('skills', 'skills'))}"
+    return (f"--prompt {prompt} --skills {shlex.quote(skills_dir(entry))}"
             f" --symbols {' '.join(map(shlex.quote, SYMBOLS))}")
 
 

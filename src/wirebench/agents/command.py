@@ -120,8 +120,10 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         if timed_out:
             return Answer(None, "infra_error", f"agent timed out after {timeout:g} s",
                           detail=detail)
-        too_big = overflow.is_set() or rc == -signal.SIGXFSZ or (
-            ops_out.is_file() and ops_out.stat().st_size > cap)
+        # A write past the file cap kills the writer with SIGXFSZ; through `sh -c` that
+        # shows as exit 128 + SIGXFSZ. A file cut off at exactly the cap is a hit too.
+        too_big = overflow.is_set() or rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or (
+            ops_out.is_file() and ops_out.stat().st_size >= cap)
         if too_big:
             return Answer(None, "no_answer", f"agent wrote more than max_output_bytes ({cap})",
                           detail=detail)

@@ -1,0 +1,197 @@
+"""Real agents in the matrix: scripted OpenAI-compatible endpoints on 127.0.0.1 and real
+subprocess agents, through a real Snakemake run. Each ends in the right outcome and the
+run goes on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, TASKS
+from fake_openai import FakeOpenAI, completion, error
+
+TASK = "01-divider"
+REFERENCE = (TASKS / TASK / "reference_ops.json").read_text()
+WRONG = json.dumps({**json.loads(REFERENCE), "protocol_version": 1})
+CANARY = "sk-canary-7f3a9c1e5b2d4680"
+
+
+def scripts():
+    return {
+        "correct": lambda n, body: completion(REFERENCE),
+        "prose": lambda n, body: completion(
+            "Sure! Here is the op-list for the divider:\n\n```json\n" + REFERENCE
+            + "\n```\n\nIt labels every pin."),
+        "repair": lambda n, body: completion(WRONG if n == 1 else REFERENCE),
+        "ratelimit": lambda n, body: (error(429, "slow down", {"Retry-After": "1"}) if n == 1
+                                      else completion(REFERENCE)),
+        "hang": lambda n, body: ("hang", {}, 5),
+        "down": lambda n, body: error(503, "overloaded"),
+        "wrong": lambda n, body: completion(WRONG),
+    }
+
+
+def openai_entry(server, model, **extra):
+    return {"kind": "openai", "base_url": server.base_url, "model": model,
+            "api_key_env": "WB_TEST_KEY", "provider": "fake", "backoff_s": 0.1, **extra}
+
+
+def command_entry(command, **extra):
+    return {"kind": "command", "command": command, "provider": "local", "retries": 0,
+            "backoff_s": 0.1, **extra}
+
+
+@pytest.fixture(scope="module")
+def agent_run(tmp_path_factory):
+    """One Snakemake run with every kind of agent misbehaviour in it."""
+    from conftest import Project
+
+    root = tmp_path_factory.mktemp("agents")
+    py = sys.executable
+    writer = (f"{py} -c \"import os,shutil; shutil.copy(os.environ['TASK_FILE'].replace("
+              f"'task.md','reference_ops.json'), os.environ['OPS_OUT'])\"")
+    with FakeOpenAI(scripts()) as server:
+        models = {
+            "oa-correct": openai_entry(server, "correct",
+                                       price_per_mtok={"prompt": 3.0, "completion": 15.0}),
+            "oa-prose": openai_entry(server, "prose"),
+            "oa-repair": openai_entry(server, "repair", max_turns=2),
+            "oa-ratelimit": openai_entry(server, "ratelimit"),
+            "oa-hang": openai_entry(server, "hang", timeout=1, retries=1),
+            "oa-down": openai_entry(server, "down", retries=2),
+            "oa-wrong": openai_entry(server, "wrong"),
+            "cmd-good": command_entry(writer),
+            "cmd-crash": command_entry("echo boom >&2; exit 3"),
+            "cmd-hang": command_entry("sleep 30", timeout=1),
+            "cmd-flood": command_entry("head -c 100000000 /dev/zero > \"$OPS_OUT\"",
+                                       max_output_bytes=1_000_000),
+            "cmd-silent": command_entry("true"),
+            "cmd-leaky": command_entry(
+                f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"]),
+        }
+        project = Project(root / "wb").configure(models, tasks=[TASK])
+        proc = project.snakemake(env={"WB_TEST_KEY": CANARY, "WB_HIDDEN": "must-not-leak"})
+        yield project, server, proc
+
+
+def row(project, model):
+    df = project.summary()
+    return df[df["model"] == model].iloc[0]
+
+
+def agent(project, model):
+    return json.loads((project.pair(model, TASK) / "agent.json").read_text())
+
+
+def test_a_correct_answer_passes_with_tokens_and_cost(agent_run):
+    project, server, _ = agent_run
+    r = row(project, "oa-correct")
+    assert (r.outcome, r.passed, r.turns, r.attempts) == ("success", True, 1, 1)
+    assert (r.prompt_tokens, r.completion_tokens, r.cost_usd) == (1000, 200, 0.006)
+    call = server.calls["correct"][0]
+    assert call["auth"] == f"Bearer {CANARY}"
+    prompt = call["body"]["messages"][0]["content"]
+    assert "# Writing akcli op-lists" in prompt and "# Your task" in prompt
+    assert "Device:R  @(0,0)" in prompt, "the pin table of the task's symbol"
+
+
+def test_prose_around_json_is_extracted(agent_run):
+    project, _, _ = agent_run
+    assert row(project, "oa-prose").passed
+    ops = json.loads((project.pair("oa-prose", TASK) / "ops.json").read_text())
+    assert ops == json.loads(REFERENCE)
+
+
+def test_a_wrong_answer_is_fixed_on_turn_two_from_the_feedback(agent_run):
+    project, server, _ = agent_run
+    r = row(project, "oa-repair")
+    assert (r.outcome, r.passed, r.turns) == ("success", True, 2)
+    second = server.calls["repair"][1]["body"]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert "akcli rejected that op-list" in second[2]["content"]
+    assert "protocol" in second[2]["content"].lower()
+    first_turn = agent(project, "oa-repair")["turns"][0]
+    assert first_turn["precheck"] and first_turn["status"] == "ok"
+
+
+def test_a_429_is_retried_after_retry_after(agent_run):
+    project, _, _ = agent_run
+    r = row(project, "oa-ratelimit")
+    assert (r.outcome, r.passed, r.attempts) == ("success", True, 2)
+    attempts = agent(project, "oa-ratelimit")["turns"][0]["attempts"]
+    assert attempts[0]["http_status"] == 429 and attempts[0]["retry_in_s"] == 1.0
+
+
+def test_a_hang_past_the_timeout_is_an_infra_error(agent_run):
+    project, _, _ = agent_run
+    r = row(project, "oa-hang")
+    assert (r.outcome, r.passed, r.attempts) == ("infra_error", False, 2)
+    assert "timed out" in r.errors
+
+
+def test_a_server_that_stays_down_is_an_infra_error_after_retries(agent_run):
+    project, server, _ = agent_run
+    r = row(project, "oa-down")
+    assert (r.outcome, r.attempts) == ("infra_error", 3)
+    assert len(server.calls["down"]) == 3
+    assert agent(project, "oa-down")["http_status"] == 503
+
+
+def test_a_wrong_answer_is_the_models_failure_not_infra(agent_run):
+    project, _, _ = agent_run
+    r = row(project, "oa-wrong")
+    assert (r.outcome, r.passed, r.valid) == ("invalid", False, False)
+
+
+def test_command_agents_get_the_contract_and_end_right(agent_run):
+    project, _, _ = agent_run
+    assert row(project, "cmd-good").passed
+    crash = row(project, "cmd-crash")
+    assert crash.outcome == "infra_error" and "agent crashed (exit 3)" in crash.errors
+    assert agent(project, "cmd-crash")["stderr_tail"] == "boom\n"
+    assert row(project, "cmd-hang").outcome == "infra_error"
+    flood = row(project, "cmd-flood")
+    assert flood.outcome == "invalid" and "more than max_output_bytes" in flood.errors
+    assert (project.pair("cmd-flood", TASK) / "ops.json").stat().st_size == 0
+    silent = row(project, "cmd-silent")
+    assert silent.outcome == "invalid" and "wrote nothing to OPS_OUT" in silent.errors
+
+
+def test_infra_errors_are_left_out_of_pass_rates(agent_run):
+    project, _, _ = agent_run
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    hang = card["models"]["oa-hang"]
+    assert (hang["infra_errors"], hang["scored_pairs"], hang["pass_rate"]) == (1, 0, None)
+    assert card["models"]["oa-wrong"]["pass_rate"] == 0.0
+    report = (project.root / "results" / "report.md").read_text()
+    assert "| 01-divider |" in report and "infra error" in report
+
+
+def test_no_secret_reaches_results_metadata_or_logs(agent_run):
+    project, _, proc = agent_run
+    assert agent(project, "cmd-leaky")["stderr_tail"] == "key=<$WB_TEST_KEY>\n"
+    hits = subprocess.run(["grep", "-rl", CANARY, str(project.root)], capture_output=True,
+                          text=True)
+    assert hits.stdout == "", f"the key leaked into: {hits.stdout}"
+    assert CANARY not in proc.stdout + proc.stderr
+
+
+def test_the_environment_is_scrubbed(tmp_path, monkeypatch):
+    from wirebench.agents.answer import TurnContext
+    from wirebench.agents.command import answer
+    from wirebench.tasks import load_task
+
+    monkeypatch.setenv("WB_ALLOWED", "yes")
+    monkeypatch.setenv("WB_HIDDEN", "no")
+    script = ("import json, os; json.dump({'protocol_version': 2, 'target_format': 'kicad', "
+              "'ops': [], 'env': sorted(k for k in os.environ if k.startswith(('WB_', "
+              "'TASK', 'OPS', 'MODEL', 'SAMPLE', 'TURN', 'PROMPT', 'SKILLS'))), "
+              "'cwd': sorted(os.listdir('.'))}, open(os.environ['OPS_OUT'], 'w'))")
+    ctx = TurnContext("m", load_task(TASKS / TASK), 1, 1, REPO / "README.md", REPO / "skills")
+    ans = answer({"command": f"{sys.executable} -c \"{script}\"", "env": ["WB_ALLOWED"]}, ctx)
+    doc = json.loads(ans.ops)
+    assert doc["env"] == ["MODEL", "OPS_OUT", "PROMPT_FILE", "SAMPLE", "SKILLS_DIR", "TASK_FILE",
+                          "TASK_ID", "TURN", "WB_ALLOWED"]
+    assert doc["cwd"] == [], "the command starts in an empty folder"
