@@ -68,6 +68,9 @@ def agent_run(tmp_path_factory):
             "cmd-flood": command_entry("head -c 100000000 /dev/zero > \"$OPS_OUT\"",
                                        max_output_bytes=1_000_000),
             "cmd-silent": command_entry("true"),
+            "cmd-repair": command_entry(
+                f"if [ -n \"$FEEDBACK_FILE\" ]; then grep -q protocol \"$FEEDBACK_FILE\" && "
+                f"{writer}; else echo '{WRONG}' > \"$OPS_OUT\"; fi", max_turns=2),
             "cmd-leaky": command_entry(
                 f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"]),
         }
@@ -155,6 +158,8 @@ def test_command_agents_get_the_contract_and_end_right(agent_run):
     flood = row(project, "cmd-flood")
     assert flood.outcome == "invalid" and "more than max_output_bytes" in flood.errors
     assert (project.pair("cmd-flood", TASK) / "ops.json").stat().st_size == 0
+    repaired = row(project, "cmd-repair")
+    assert (repaired.passed, repaired.turns) == (True, 2), repaired.errors
     silent = row(project, "cmd-silent")
     assert silent.outcome == "invalid" and "wrote nothing to OPS_OUT" in silent.errors
 

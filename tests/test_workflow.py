@@ -41,6 +41,25 @@ def test_the_reference_matrix_passes_every_task(project):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_the_shipped_config_runs_the_reference_and_the_baseline(project):
+    import yaml
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config["tasks_dir"] = str(TASKS)
+    config["symbols"] = [str(REPO / s) for s in config["symbols"]]
+    config["tasks"] = ["01-divider", "12-battery-sense-divider-macro"]
+    project.config_path.parent.mkdir(parents=True)
+    project.config_path.write_text(yaml.safe_dump(config))
+    project.snakemake()
+    got = {(r.model, r.task): r.passed for r in project.summary().itertuples()}
+    assert got == {("reference", "01-divider"): True,
+                   ("reference", "12-battery-sense-divider-macro"): True,
+                   ("baseline", "01-divider"): True,
+                   ("baseline", "12-battery-sense-divider-macro"): False}
+    prompt = project.root / "results" / "prompts" / "skills" / "01-divider.md"
+    assert prompt.read_text().endswith((TASKS / "01-divider" / "task.md").read_text())
+
+
 def test_broken_pairs_never_stop_the_others(project, tmp_path):
     answers = tmp_path / "answers"
     answers.mkdir()
