@@ -25,7 +25,10 @@ STEP_CODE = {
     "summary": ["summary.py"],
     "report": ["report.py"],
 }
-AKCLI_STEPS = {"prompt_pack", "validate", "apply", "nets"}
+# prompt_pack is left out on purpose: an akcli upgrade must never rerun a paid generate
+# call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so
+# reruns the agents) when you want agents to read the new akcli's docs.
+AKCLI_STEPS = {"validate", "apply", "nets"}
 
 
 @cache

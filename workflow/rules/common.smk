@@ -36,8 +36,10 @@ SYMBOLS = config["symbols"]
 PAIR = "results/runs/{model}/{task}/{sample}"
 
 
-# The skills folder shipped next to the Snakefile, for entries that name none.
-DEFAULT_SKILLS = os.path.join(os.path.dirname(workflow.main_snakefile), "skills")
+# The skills folder shipped next to the Snakefile, for entries that name none. Relative,
+# because it ends up in params: an absolute path would rerun every agent after a clone.
+DEFAULT_SKILLS = os.path.relpath(
+    os.path.join(os.path.dirname(workflow.main_snakefile), "skills"))
 
 
 def skills_dir(entry):

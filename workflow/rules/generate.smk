@@ -8,10 +8,12 @@ rule prompt_pack:
         skills=skills_files,
         task=task_path("task.md"),
         task_files=optional_task_files,
-        symbols=SYMBOLS,
     output:
         "results/prompts/{skills}/{task}.md",
     params:
+        # Paths, not inputs: an edited library must never rerun a paid generate call.
+        # `snakemake --forcerun prompt_pack` refreshes the pin tables when you want it.
+        symbols=" ".join(SYMBOLS),
         skills_dir=lambda wildcards: SKILLS[wildcards.skills],
         task_dir=lambda wildcards, input: os.path.dirname(input.task),
         fingerprint=step_fingerprint("prompt_pack"),
@@ -23,7 +25,7 @@ rule prompt_pack:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench step prompt --task {params.task_dir} --skills {params.skills_dir}"
-        " --symbols {input.symbols} --out {output} 2> {log}"
+        " --symbols {params.symbols} --out {output} 2> {log}"
 
 
 rule generate:

@@ -1,0 +1,136 @@
+"""Only what changed reruns: exact job counts from real Snakemake dry runs.
+
+One real run of 2 models x 3 tasks, then each change is made, dry-run, and undone. The
+`reference` model reads no prompt; `base` is the heuristic baseline, a `command` agent
+that reads the prompt pack built from its own skills folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, TASKS, Project
+
+import wirebench
+
+TASK_IDS = ["01-divider", "02-rc-lowpass", "13-edit-add-status-led"]
+REST = {"summary": 1, "report": 1, "all": 1}  # no early cutoff: these follow any change
+
+
+def job_counts(proc) -> dict[str, int]:
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}
+    block = text.split("Job stats:", 1)[1].strip().splitlines()
+    counts = {}
+    for line in block[2:]:
+        m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if not m:
+            break
+        if m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("reruns")
+    for t in TASK_IDS:
+        shutil.copytree(TASKS / t, root / "wb" / "tasks" / t)
+    shutil.copytree(REPO / "symbols", root / "wb" / "symbols")
+    shutil.copytree(REPO / "skills", root / "wb" / "skills")
+    # A private copy of the package, first on PYTHONPATH, so a test can edit "the code".
+    shutil.copytree(Path(wirebench.__file__).parent, root / "pkg" / "wirebench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {"PYTHONPATH": str(root / "pkg"), "WIREBENCH_WORKER": "0"}
+    project = Project(root / "wb")
+    project.configure(
+        {"reference": {"kind": "reference"},
+         "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
+                  "skills": "skills"}},
+        tasks_dir="tasks", symbols=sorted(f"symbols/{p.name}"
+                                          for p in (REPO / "symbols").glob("*.kicad_sym")))
+    project.snakemake(env=env)
+    return project, root, env
+
+
+def dry(world, extra_env=None):
+    project, _, env = world
+    return job_counts(project.snakemake("-n", env={**env, **(extra_env or {})}))
+
+
+def edit(path: Path, change):
+    """Change a file for one dry run, then put its bytes back (with a new mtime)."""
+    class Edit:
+        def __enter__(self):
+            self.old = path.read_bytes()
+            path.write_bytes(change(self.old))
+
+        def __exit__(self, *exc):
+            path.write_bytes(self.old)
+    return Edit()
+
+
+def test_nothing_changed_means_nothing_to_do_even_with_new_file_times(world):
+    project, root, _ = world
+    later = time.time() + 3600
+    for folder in ("tasks", "symbols", "skills", "config"):
+        for p in (project.root / folder).rglob("*"):
+            os.utime(p, (later, later))
+    assert dry(world) == {}
+
+
+def test_expected_nets_edit_reruns_only_that_tasks_score_jobs(world):
+    project, _, _ = world
+    path = project.root / "tasks" / "02-rc-lowpass" / "expected_nets.json"
+    with edit(path, lambda b: b.replace(b'"C1.2"', b'"C1.2", "R9.1"')):
+        assert dry(world) == {"score": 2, **REST}
+
+
+def test_task_prompt_edit_reruns_that_task_for_every_model(world):
+    project, _, _ = world
+    with edit(project.root / "tasks" / "01-divider" / "task.md", lambda b: b + b"\nThanks!\n"):
+        assert dry(world) == {"prompt_pack": 1, "generate": 2, "validate": 2, "apply": 2,
+                              "nets": 2, "score": 2, **REST}
+
+
+def test_a_model_entry_change_reruns_only_that_model(world):
+    project, _, _ = world
+    with edit(project.config_path, lambda b: b.replace(b"timeout: 60", b"timeout: 61")):
+        assert dry(world) == {"generate": 3, "validate": 3, "apply": 3, "nets": 3, "score": 3,
+                              **REST}
+
+
+def test_scoring_code_change_reruns_only_score_jobs(world):
+    _, root, _ = world
+    with edit(root / "pkg" / "wirebench" / "scoring.py", lambda b: b + b"\n# tweak\n"):
+        assert dry(world) == {"score": 6, **REST}
+
+
+def test_an_akcli_upgrade_reruns_the_akcli_steps_never_generate(world, tmp_path):
+    # A newer akcli-kicad, as importlib.metadata sees it: its dist-info first on the path.
+    dist = tmp_path / "akcli_kicad-0.23.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: akcli-kicad\nVersion: 0.23.0\n")
+    _, root, env = world
+    counts = dry(world, {"PYTHONPATH": f"{tmp_path}:{env['PYTHONPATH']}"})
+    assert counts == {"validate": 6, "apply": 6, "nets": 6, "score": 6, **REST}
+
+
+def test_a_symbol_library_change_reruns_apply_onward_never_generate(world):
+    project, _, _ = world
+    lib = project.root / "symbols" / "Device.kicad_sym"
+    with edit(lib, lambda b: b.replace(b'(generator "wirebench")', b'(generator "wirebench2")')):
+        assert dry(world) == {"apply": 6, "nets": 6, "score": 6, **REST}
+
+
+def test_a_skills_edit_reruns_generate_for_the_models_that_read_it(world):
+    project, _, _ = world
+    with edit(project.root / "skills" / "akcli-oplists.md", lambda b: b + b"\nBe careful.\n"):
+        assert dry(world) == {"prompt_pack": 3, "generate": 3, "validate": 3, "apply": 3,
+                              "nets": 3, "score": 3, **REST}
