@@ -20,3 +20,4 @@ rule all:
         "results/summary.csv",
         "results/scorecard.json",
         "results/report.md",
+        "results/manifest.json",

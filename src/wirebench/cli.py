@@ -62,6 +62,7 @@ def _step_parser():
     for name in ("validate", "apply", "nets", "expected", "out"):
         s.add_argument(f"--{name}", required=True, type=Path)
     s.add_argument("--agent", type=Path, help="agent.json: the agent's account")
+    s.add_argument("--trace", type=Path, help="also write the pair's trace.json here")
     s.add_argument("--model", required=True)
     s.add_argument("--task", required=True)
     s.add_argument("--sample", required=True, type=int)
@@ -71,10 +72,15 @@ def _step_parser():
 def run_step(argv: list[str]) -> int:
     """Run one step in this process (the worker and the local fallback both land here)."""
     import json
+    from pathlib import Path
 
     from . import evaluate
 
     args = _step_parser().parse_args(argv)
+    if args.step != "prompt":  # per-pair steps: clear what a killed earlier try left
+        from .evidence import sweep
+
+        sweep(Path(args.ops if args.step == "generate" else args.out).parent)
     if args.step == "generate":
         from .generate import generate
 
@@ -94,6 +100,10 @@ def run_step(argv: list[str]) -> int:
         evaluate.score(args.validate, args.apply, args.nets, args.expected, args.out,
                        {"model": args.model, "task": args.task, "sample": args.sample},
                        agent=args.agent)
+        if args.trace:
+            from .trace import write
+
+            write(args.out.parent, args.trace)
     return 0
 
 
@@ -183,6 +193,45 @@ def _cmd_summary(args) -> int:
     return 0
 
 
+def _cmd_manifest(args) -> int:
+    from .manifest import write
+
+    write(args.results, args.models.split(","), args.tasks.split(","), args.samples, args.out)
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from .manifest import verify
+
+    problems = verify(args.results)
+    for line in problems:
+        print(line)
+    print("verified: every artifact matches the manifest" if not problems
+          else f"{len(problems)} artifact(s) do not match the manifest")
+    return EXIT_FAIL if problems else 0
+
+
+def _cmd_replay(args) -> int:
+    import json
+    from pathlib import Path
+
+    from .config import load_config
+    from .trace import replay
+
+    config = load_config(args.config)
+    report = replay(args.results, Path(args.tasks_dir or config["tasks_dir"]),
+                    args.symbols or config["symbols"])
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        for pair in report["pairs"]:
+            if not pair["same"]:
+                print(f"DIFFERS  {pair['pair']}: steps {pair['differs']}, outcome "
+                      f"{pair['outcome']} -> {pair['replayed_outcome']}")
+        print(f"{report['equivalent']}/{report['total']} pairs equivalent ({report['percent']}%)")
+    return 0 if report["equivalent"] == report["total"] else EXIT_FAIL
+
+
 def _cmd_report(args) -> int:
     from .report import write_report
 
@@ -228,6 +277,26 @@ def _parser():
     sm.add_argument("--csv", required=True, type=Path)
     sm.add_argument("--scorecard", required=True, type=Path)
     sm.set_defaults(func=_cmd_summary)
+
+    mf = sub.add_parser("manifest", help="results/manifest.json: every artifact and its hash")
+    mf.add_argument("--results", required=True, type=Path)
+    mf.add_argument("--models", required=True)
+    mf.add_argument("--tasks", required=True)
+    mf.add_argument("--samples", required=True, type=int)
+    mf.add_argument("--out", required=True, type=Path)
+    mf.set_defaults(func=_cmd_manifest)
+
+    vf = sub.add_parser("verify", help="recompute every hash in results/manifest.json")
+    vf.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    vf.set_defaults(func=_cmd_verify)
+
+    rpl = sub.add_parser("replay", help="re-run validate..score for every stored pair and "
+                         "check the traces are the same")
+    rpl.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    rpl.add_argument("--tasks-dir", help="the tasks folder (default: the config's)")
+    rpl.add_argument("--json", action="store_true")
+    _symbol_flags(rpl)
+    rpl.set_defaults(func=_cmd_replay)
 
     rp = sub.add_parser("report", help="report.md: a model x task matrix")
     rp.add_argument("--summary", required=True, type=Path)

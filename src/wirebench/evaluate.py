@@ -234,7 +234,7 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
 
 
 def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
-                  pair: dict) -> dict:
+                  pair: dict, agent: Path | None = None) -> dict:
     """All four steps in one process: what `wirebench score` and `tasks check` run.
 
     The Snakemake rules call the very same functions one step at a time.
@@ -247,4 +247,4 @@ def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
     apply(ops, files["validate"], task_dir, symbols, sheet, files["apply"])
     nets(sheet, files["nets"])
     return score(files["validate"], files["apply"], files["nets"],
-                 Path(task_dir) / "expected_nets.json", files["score"], pair)
+                 Path(task_dir) / "expected_nets.json", files["score"], pair, agent=agent)

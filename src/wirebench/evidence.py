@@ -39,6 +39,21 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def sweep(folder: str | os.PathLike) -> None:
+    """Remove what a killed step left in a pair's folder: temp files of atomic writes and
+    scratch folders. A pair's steps run one after another, so none is in use."""
+    import shutil
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        return
+    for leftover in folder.glob(".*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        elif leftover.suffix == ".tmp":
+            leftover.unlink(missing_ok=True)
+
+
 def dumps(doc: object) -> str:
     """The one JSON spelling of wirebench documents: sorted keys, so equal docs hash equal."""
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -21,7 +21,8 @@ STEP_CODE = {
     "validate": ["evaluate.py", "akcli_backend.py", "oplist_guard.py", "evidence.py"],
     "apply": ["evaluate.py", "akcli_backend.py", "tasks.py", "evidence.py", "data/akcli.toml"],
     "nets": ["evaluate.py", "akcli_backend.py", "evidence.py"],
-    "score": ["evaluate.py", "scoring.py", "tasks.py", "evidence.py"],
+    "score": ["evaluate.py", "scoring.py", "tasks.py", "evidence.py", "trace.py"],
+    "manifest": ["manifest.py", "evidence.py"],
     "summary": ["summary.py"],
     "report": ["report.py"],
 }

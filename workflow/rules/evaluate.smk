@@ -71,7 +71,8 @@ rule score:
         nets=pair_path("nets.json"),
         expected=task_path("expected_nets.json"),
     output:
-        pair_path("score.json"),
+        score=pair_path("score.json"),
+        trace=pair_path("trace.json"),
     params:
         fingerprint=step_fingerprint("score"),
     log:
@@ -81,6 +82,7 @@ rule score:
     shell:
         "wirebench step score --agent {input.agent}"
         " --validate {input.validation} --apply {input.applied}"
-        " --nets {input.nets} --expected {input.expected} --out {output}"
+        " --nets {input.nets} --expected {input.expected}"
+        " --out {output.score} --trace {output.trace}"
         " --model {wildcards.model} --task {wildcards.task} --sample {wildcards.sample}"
         " 2> {log}"

@@ -40,3 +40,25 @@ rule report:
     shell:
         "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
         " --out {output} 2> {log}"
+
+
+rule manifest:
+    """Every artifact of the run with its size, producing rule and sha256."""
+    input:
+        rules.summary.output,
+        rules.report.output,
+        expand(pair_path("trace.json"), model=MODELS, task=TASKS, sample=SAMPLES),
+    output:
+        "results/manifest.json",
+    params:
+        models=",".join(MODELS),
+        tasks=",".join(TASKS),
+        samples=len(SAMPLES),
+        fingerprint=step_fingerprint("manifest"),
+    log:
+        "results/logs/manifest.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench manifest --results results --models {params.models} --tasks {params.tasks}"
+        " --samples {params.samples} --out {output} 2> {log}"

@@ -92,6 +92,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
 
         def limit_files():  # runs in the child: no file it writes may exceed the cap
             resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+            _die_with_parent()
 
         proc = subprocess.Popen(
             spec["command"], shell=True, cwd=work, env=_environment(spec, ctx, ops_out, feedback),
@@ -139,6 +140,15 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         shutil.rmtree(work, ignore_errors=True)
         if ctx.feedback:
             (work.parent / f"{work.name}.feedback.txt").unlink(missing_ok=True)
+
+
+def _die_with_parent() -> None:
+    """Linux: if the generate step is killed (kill -9 of a run), take the agent with it
+    instead of leaving it running, and billing, with nobody to read its answer."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

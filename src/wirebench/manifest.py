@@ -1,0 +1,56 @@
+"""results/manifest.json: every artifact of a run with its kind, size, producing rule and
+sha256; and `wirebench verify`, which recomputes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .evidence import read_json, sha256_file, write_json
+
+SCHEMA = "wirebench.manifest/1"
+# Per-pair artifact -> the rule that writes it.
+PAIR_ARTIFACTS = {
+    "ops.json": "generate", "agent.json": "generate", "validate.json": "validate",
+    "board.kicad_sch": "apply", "apply.json": "apply", "nets.json": "nets",
+    "score.json": "score", "trace.json": "score",
+}
+RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report"}
+
+
+def _entry(results: Path, path: Path, kind: str, rule: str) -> dict:
+    return {"path": path.relative_to(results).as_posix(), "kind": kind, "rule": rule,
+            "bytes": path.stat().st_size, "sha256": sha256_file(path)}
+
+
+def build(results: Path, models: list[str], tasks: list[str], samples: int) -> dict:
+    results = Path(results)
+    entries = []
+    for model in models:
+        for task in tasks:
+            for sample in range(1, samples + 1):
+                pair = results / "runs" / model / task / str(sample)
+                for name, rule in PAIR_ARTIFACTS.items():
+                    entries.append(_entry(results, pair / name, name.split(".")[0], rule))
+    for pack in sorted((results / "prompts").glob("*/*.md")):
+        if pack.stem in tasks:
+            entries.append(_entry(results, pack, "prompt", "prompt_pack"))
+    for name, rule in RUN_ARTIFACTS.items():
+        entries.append(_entry(results, results / name, name.split(".")[0], rule))
+    return {"schema": SCHEMA, "artifacts": entries}
+
+
+def write(results: Path, models: list[str], tasks: list[str], samples: int, out: Path) -> None:
+    write_json(out, build(results, models, tasks, samples))
+
+
+def verify(results: Path) -> list[str]:
+    """Problems, one line each: a missing artifact, or one whose bytes or hash changed."""
+    results = Path(results)
+    problems = []
+    for entry in read_json(results / "manifest.json")["artifacts"]:
+        path = results / entry["path"]
+        if not path.is_file():
+            problems.append(f"missing: {entry['path']}")
+        elif path.stat().st_size != entry["bytes"] or sha256_file(path) != entry["sha256"]:
+            problems.append(f"changed: {entry['path']} (sha256 differs from the manifest)")
+    return problems
