@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/archive.smk"
 
 
 rule all:

@@ -59,7 +59,7 @@ def run(*argv: str, as_json: bool = True) -> AkcliResult:
 
 
 def version() -> str:
-    from importlib.metadata import version as dist_version
+    from .provenance import dist_version
 
     return dist_version("akcli-kicad")
 

@@ -189,7 +189,8 @@ def _cmd_summary(args) -> int:
     from .summary import write_summary
 
     write_summary(args.runs, args.models.split(","), args.tasks.split(","), args.samples,
-                  args.csv, args.scorecard)
+                  args.csv, args.scorecard, {"corpus_sha256": args.corpus_sha256,
+                                             "config_sha256": args.config_sha256})
     return 0
 
 
@@ -213,14 +214,20 @@ def _cmd_verify(args) -> int:
 
 def _cmd_replay(args) -> int:
     import json
+    import tempfile
     from pathlib import Path
 
+    from .archive import unpack
     from .config import load_config
     from .trace import replay
 
     config = load_config(args.config)
-    report = replay(args.results, Path(args.tasks_dir or config["tasks_dir"]),
-                    args.symbols or config["symbols"])
+    with tempfile.TemporaryDirectory(prefix="wirebench-unpack-") as td:
+        results = args.results
+        if results.is_file():  # an archived run: archive/<run-id>.tar.gz
+            results = unpack(results, Path(td))
+        report = replay(results, Path(args.tasks_dir or config["tasks_dir"]),
+                        args.symbols or config["symbols"])
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
@@ -230,6 +237,15 @@ def _cmd_replay(args) -> int:
                       f"{pair['outcome']} -> {pair['replayed_outcome']}")
         print(f"{report['equivalent']}/{report['total']} pairs equivalent ({report['percent']}%)")
     return 0 if report["equivalent"] == report["total"] else EXIT_FAIL
+
+
+def _cmd_archive(args) -> int:
+    from .archive import create
+    from .config import load_config
+
+    made = create(args.results, args.config, load_config(args.config)["tasks_dir"], args.out)
+    print(f"archived {made['run_id']} -> {made['archive']}")
+    return 0
 
 
 def _cmd_report(args) -> int:
@@ -274,6 +290,8 @@ def _parser():
     sm.add_argument("--models", required=True, help="comma-separated model names")
     sm.add_argument("--tasks", required=True, help="comma-separated task ids")
     sm.add_argument("--samples", required=True, type=int)
+    sm.add_argument("--corpus-sha256")
+    sm.add_argument("--config-sha256")
     sm.add_argument("--csv", required=True, type=Path)
     sm.add_argument("--scorecard", required=True, type=Path)
     sm.set_defaults(func=_cmd_summary)
@@ -292,11 +310,18 @@ def _parser():
 
     rpl = sub.add_parser("replay", help="re-run validate..score for every stored pair and "
                          "check the traces are the same")
-    rpl.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    rpl.add_argument("results", nargs="?", type=Path, default=Path("results"),
+                     help="a results folder, or an archived run (.tar.gz)")
     rpl.add_argument("--tasks-dir", help="the tasks folder (default: the config's)")
     rpl.add_argument("--json", action="store_true")
     _symbol_flags(rpl)
     rpl.set_defaults(func=_cmd_replay)
+
+    ar = sub.add_parser("archive", help="freeze results/ into archive/<run-id>.tar.gz")
+    ar.add_argument("--results", type=Path, default=Path("results"))
+    ar.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    ar.add_argument("--out", type=Path, default=Path("archive"))
+    ar.set_defaults(func=_cmd_archive)
 
     rp = sub.add_parser("report", help="report.md: a model x task matrix")
     rp.add_argument("--summary", required=True, type=Path)
@@ -324,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (TaskError, ConfigError, FileNotFoundError) as exc:
+    except (TaskError, ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"wirebench: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

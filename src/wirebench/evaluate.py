@@ -13,7 +13,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import __version__
 from .evidence import read_json, sha256_file, write_bytes_atomic, write_json
 
 SCHEMA = {
@@ -25,12 +24,12 @@ SCHEMA = {
 
 
 def _versions(with_akcli: bool = True) -> dict:
-    from . import akcli_backend
+    from .provenance import versions
 
-    versions = {"wirebench": __version__}
-    if with_akcli:
-        versions["akcli"] = akcli_backend.version()
-    return versions
+    found = versions()
+    if not with_akcli:
+        found.pop("akcli")
+    return found
 
 
 def _inputs(**paths: Path) -> dict:
@@ -215,9 +214,15 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
         inputs["agent"] = agent
         if account.get("error"):
             agent_errors.append(f"agent: {account['error']}")
+    from .provenance import task_hash
+
     result = {
         "schema": SCHEMA["score"], **pair,
         "inputs": _inputs(**inputs),
+        # The corpus as this pair saw it: its own task folder. The whole corpus's and the
+        # config's hashes are in scorecard.json (a per-pair copy would rerun every pair
+        # whenever any task changed).
+        "task_sha256": task_hash(Path(expected).parent),
         # The akcli that drew this pair, as the apply step recorded it.
         "versions": {**_versions(with_akcli=False), "akcli": a["versions"].get("akcli")},
         "outcome": outcome(account, v["valid"], drawn),

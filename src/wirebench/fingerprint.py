@@ -21,9 +21,11 @@ STEP_CODE = {
     "validate": ["evaluate.py", "akcli_backend.py", "oplist_guard.py", "evidence.py"],
     "apply": ["evaluate.py", "akcli_backend.py", "tasks.py", "evidence.py", "data/akcli.toml"],
     "nets": ["evaluate.py", "akcli_backend.py", "evidence.py"],
-    "score": ["evaluate.py", "scoring.py", "tasks.py", "evidence.py", "trace.py"],
+    "score": ["evaluate.py", "scoring.py", "tasks.py", "evidence.py", "trace.py",
+              "provenance.py"],
     "manifest": ["manifest.py", "evidence.py"],
-    "summary": ["summary.py"],
+    "summary": ["summary.py", "provenance.py"],
+    "archive": ["archive.py", "provenance.py", "manifest.py"],
     "report": ["report.py"],
 }
 # prompt_pack is left out on purpose: an akcli upgrade must never rerun a paid generate

@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from . import __version__
 from .evidence import read_json, write_bytes_atomic, write_json
+from .provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
 COLUMNS = ["model", "task", "sample", "outcome", "valid", "applied", "score", "passed",
@@ -51,7 +51,7 @@ def _total(col):
     return round(float(col.sum()), 6) if len(col) else None
 
 
-def scorecard(df) -> dict:
+def scorecard(df, provenance: dict | None = None) -> dict:
     per_model = {}
     for model, group in df.groupby("model", sort=True):
         # An infra_error is not the model's answer: it is reported, not scored.
@@ -76,17 +76,19 @@ def scorecard(df) -> dict:
         "models": per_model,
         "tasks": int(df["task"].nunique()),
         "samples": int(df["sample"].max()),
-        "versions": {"wirebench": __version__,
-                     "akcli": sorted(v for v in df["akcli"].dropna().unique())},
+        # akcli as the pairs recorded it (a list: a run can mix pairs of two versions).
+        "versions": {**versions(), "akcli": sorted(v for v in df["akcli"].dropna().unique())},
+        "corpus_sha256": (provenance or {}).get("corpus_sha256"),
+        "config_sha256": (provenance or {}).get("config_sha256"),
     }
 
 
 def write_summary(runs: Path, models: list[str], tasks: list[str], samples: int,
-                  csv_out: Path, scorecard_out: Path) -> None:
+                  csv_out: Path, scorecard_out: Path, provenance: dict | None = None) -> None:
     import pandas as pd
 
     df = pd.DataFrame(load_rows(runs, models, tasks, samples))
     buf = io.StringIO()
     df[COLUMNS].to_csv(buf, index=False)
     write_bytes_atomic(csv_out, buf.getvalue().encode())
-    write_json(scorecard_out, scorecard(df))
+    write_json(scorecard_out, scorecard(df, provenance))

@@ -178,9 +178,10 @@ def _warm_up() -> None:
     import tempfile
     from pathlib import Path
 
-    from . import akcli_backend, cli, generate  # noqa: F401
+    from . import akcli_backend, cli, generate, provenance, trace  # noqa: F401
     from .evaluate import write_candidate
 
+    provenance.versions()  # cached: importlib.metadata scans every installed package
     with tempfile.TemporaryDirectory(prefix="wirebench-warm-") as td:
         sheet, ops = Path(td) / "board.kicad_sch", Path(td) / "ops.json"
         write_candidate({"protocol_version": 2, "target_format": "kicad", "ops": [

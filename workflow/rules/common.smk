@@ -9,6 +9,7 @@ from snakemake.exceptions import WorkflowError
 from wirebench.agents import OFFLINE_KINDS
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
+from wirebench.provenance import config_hash, corpus_hash
 from wirebench.tasks import TaskError, discover
 
 
@@ -63,6 +64,8 @@ def _skills_variants():
 
 
 SKILLS = _skills_variants()
+CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS)
+CONFIG_SHA256 = config_hash({**config, "models": MODELS, "tasks": TASKS})
 # Every provider gets a resource; cap one with --resources provider_<name>=N.
 PROVIDERS = sorted({e.get("provider", e["kind"]) for e in MODELS.values()})
 # akcli steps are CPU-bound: unless told otherwise, run no more of them at once than

@@ -13,6 +13,8 @@ rule summary:
         models=",".join(MODELS),
         tasks=",".join(TASKS),
         samples=len(SAMPLES),
+        corpus=CORPUS_SHA256,
+        config=CONFIG_SHA256,
         fingerprint=step_fingerprint("summary"),
     log:
         "results/logs/summary.log",
@@ -21,6 +23,7 @@ rule summary:
     shell:
         "wirebench summary --runs results/runs --models {params.models}"
         " --tasks {params.tasks} --samples {params.samples}"
+        " --corpus-sha256 {params.corpus} --config-sha256 {params.config}"
         " --csv {output.csv} --scorecard {output.scorecard} 2> {log}"
 
 

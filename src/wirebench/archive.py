@@ -1,0 +1,87 @@
+"""Freeze a finished run: archive/<run-id>.tar.gz plus a row in archive/index.csv.
+
+The tarball holds everything needed to score the run again or compare it later without
+any agent: summary, scorecard, report, manifest, every pair's artifacts, the prompt
+packs, and provenance.json (date, versions, git commit of the corpus, the config as run,
+which by construction holds no secrets, only the names of variables that do).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tarfile
+import time
+from pathlib import Path
+
+from .evidence import dumps, read_json, sha256_file, write_bytes_atomic
+from .manifest import verify
+from .provenance import git_commit, versions
+
+INDEX_COLUMNS = ["run_id", "date", "git_commit", "git_dirty", "wirebench", "akcli",
+                 "models", "tasks", "samples", "pass_rates", "archive"]
+
+
+def create(results: Path, config_file: Path, tasks_dir: Path, out_dir: Path) -> dict:
+    results, out_dir = Path(results), Path(out_dir)
+    problems = verify(results)
+    if problems:
+        raise ValueError("results do not match their manifest; refusing to archive:\n  "
+                         + "\n  ".join(problems[:10]))
+    card = read_json(results / "scorecard.json")
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    run_id = f"{date[:10]}-{sha256_file(results / 'manifest.json')[:10]}"
+    git = git_commit(Path(tasks_dir))
+    provenance = {
+        "schema": "wirebench.provenance/1", "run_id": run_id, "date": date,
+        "versions": versions(), "git": git, "corpus_sha256": card.get("corpus_sha256"),
+        "config_sha256": card.get("config_sha256"),
+        "config": Path(config_file).read_text(encoding="utf-8"),
+    }
+    members = [results / n for n in ("summary.csv", "scorecard.json", "report.md",
+                                     "manifest.json")]
+    for entry in read_json(results / "manifest.json")["artifacts"]:
+        path = results / entry["path"]
+        if path not in members:
+            members.append(path)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in members:
+            tar.add(path, arcname=f"{run_id}/{path.relative_to(results).as_posix()}")
+        data = dumps(provenance).encode()
+        info = tarfile.TarInfo(f"{run_id}/provenance.json")
+        info.size, info.mtime = len(data), int(time.time())
+        tar.addfile(info, io.BytesIO(data))
+    target = out_dir / f"{run_id}.tar.gz"
+    write_bytes_atomic(target, buf.getvalue())
+    _add_index_row(out_dir / "index.csv", {
+        "run_id": run_id, "date": date, "git_commit": git["commit"] or "",
+        "git_dirty": git["dirty"], "wirebench": provenance["versions"]["wirebench"],
+        "akcli": ";".join(card["versions"]["akcli"]), "models": ";".join(card["models"]),
+        "tasks": card["tasks"], "samples": card["samples"],
+        "pass_rates": ";".join(f"{m}={v['pass_rate']}" for m, v in card["models"].items()),
+        "archive": target.name,
+    })
+    return {"run_id": run_id, "archive": str(target)}
+
+
+def _add_index_row(index: Path, row: dict) -> None:
+    """Rewritten whole and atomically, so a crash never leaves half a row."""
+    rows = []
+    if index.is_file():
+        with open(index, newline="") as fh:
+            rows = [r for r in csv.DictReader(fh) if r["run_id"] != row["run_id"]]
+    rows.append(row)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=INDEX_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_bytes_atomic(index, buf.getvalue().encode())
+
+
+def unpack(archive: Path, into: Path) -> Path:
+    """Extract an archived run; returns its results folder."""
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    (root,) = [p for p in Path(into).iterdir() if p.is_dir()]
+    return root

@@ -1,0 +1,18 @@
+# The archive stage: `snakemake archive` freezes the finished run.
+
+
+rule archive:
+    """results/ -> archive/<run-id>.tar.gz with provenance, plus a row in archive/index.csv.
+    It has no output on purpose: every call makes a new archive of the run as it is."""
+    input:
+        manifest="results/manifest.json",
+        scorecard="results/scorecard.json",
+    params:
+        config_file=workflow.configfiles[0] if workflow.configfiles else "config/config.yaml",
+    log:
+        "results/logs/archive.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench archive --results results --config {params.config_file} --out archive"
+        " 2> {log}"
