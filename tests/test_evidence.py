@@ -88,7 +88,8 @@ def test_replay_reports_a_planted_difference(run, tmp_path):
 def test_archive_freezes_the_run_and_can_be_replayed_without_the_agent(run):
     proc = run.snakemake("archive")
     assert proc.returncode == 0
-    index = list(csv.DictReader(open(run.root / "archive" / "index.csv")))
+    with open(run.root / "archive" / "index.csv", newline="") as fh:
+        index = list(csv.DictReader(fh))
     assert len(index) == 1 and index[0]["models"] == "base;reference"
     tarball = run.root / "archive" / index[0]["archive"]
     with tarfile.open(tarball) as tar:

@@ -33,7 +33,7 @@ def test_the_reference_matrix_passes_every_task(project):
     pair = project.pair("reference", "01-divider")
     assert {p.name for p in pair.iterdir()} == {
         "ops.json", "agent.json", "validate.json", "board.kicad_sch", "apply.json",
-        "nets.json", "score.json"}
+        "nets.json", "score.json", "trace.json"}
     # Nothing half-written or scratch left anywhere under runs/.
     assert not [p for p in (project.root / "results" / "runs").rglob(".*")]
     # And a second run has nothing to do.

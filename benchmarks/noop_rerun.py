@@ -1,0 +1,51 @@
+"""How long does a rerun take when nothing changed, at 2,000 pairs?
+
+Builds a generated matrix (MODELS reference-kind models x TASKS tasks cloned from the
+shipped corpus), runs it once for real, then times `snakemake --cores 2` again (nothing
+to do) and a dry run. Target: a no-op rerun of <= 15 s on 2 cores.
+
+    python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from workflow_overhead import REPO, build_project
+
+
+def snakemake(root: Path, *args: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+                           "--cores", "2", *args], capture_output=True, text=True, check=True)
+    return time.perf_counter() - start, proc.stdout + proc.stderr
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=int, default=20)
+    ap.add_argument("--tasks", type=int, default=100)
+    ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reuse if built)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="wirebench-noop-") as td:
+        root = args.keep or Path(td)
+        pairs = args.models * args.tasks
+        if not (root / "results" / "manifest.json").exists():
+            root.mkdir(parents=True, exist_ok=True)
+            build_project(root, args.models, args.tasks)
+            full, _ = snakemake(root, "-q")
+            print(f"first run: {pairs} pairs ({args.models} models x {args.tasks} tasks) "
+                  f"in {full:.0f} s = {pairs / full * 60:.0f} pairs/min")
+        noop, out = snakemake(root)
+        assert "Nothing to be done" in out, out[-2000:]
+        dry, _ = snakemake(root, "-n")
+    print(f"no-op rerun (nothing to be done): {noop:5.1f} s   (target <= 15 s)")
+    print(f"dry run:                          {dry:5.1f} s")
+
+
+if __name__ == "__main__":
+    main()
