@@ -59,7 +59,8 @@ class Project:
     def summary(self):
         import pandas as pd
 
-        text = {"errors": str, "extra_named_nets": str}
+        text = {"errors": str, "extra_named_nets": str, "needs_human": str,
+                "expected_outcome": str}
         df = pd.read_csv(self.root / "results" / "summary.csv", dtype=text)
         return df.fillna({k: "" for k in text})
 

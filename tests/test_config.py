@@ -7,7 +7,7 @@ import yaml
 from conftest import REPO
 
 from wirebench.agents import KINDS, OFFLINE_KINDS
-from wirebench.config import ConfigError, _schema, check, load_config, select_models
+from wirebench.config import ConfigError, check, load_config, schema, select_models
 
 
 def test_the_shipped_config_is_valid_and_gets_defaults():
@@ -16,7 +16,7 @@ def test_the_shipped_config_is_valid_and_gets_defaults():
 
 
 def test_schema_kinds_are_the_registered_kinds():
-    enum = _schema()["$defs"]["model"]["properties"]["kind"]["enum"]
+    enum = schema()["$defs"]["model"]["properties"]["kind"]["enum"]
     assert sorted(enum) == sorted(KINDS)
     assert set(KINDS) >= OFFLINE_KINDS
 

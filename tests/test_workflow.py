@@ -7,8 +7,9 @@ import shutil
 
 from conftest import REPO, TASKS
 
-SUMMARY_COLUMNS = ["model", "task", "sample", "outcome", "valid", "applied", "score", "passed",
-                   "matched", "expected", "extra_named_nets", "turns", "attempts",
+SUMMARY_COLUMNS = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok",
+                   "valid", "applied", "score", "passed", "matched", "expected",
+                   "extra_named_nets", "relabel_equivalent", "needs_human", "turns", "attempts",
                    "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd", "errors"]
 
 
@@ -32,7 +33,7 @@ def test_the_reference_matrix_passes_every_task(project):
     assert "| 01-divider | PASS |" in report
     pair = project.pair("reference", "01-divider")
     assert {p.name for p in pair.iterdir()} == {
-        "ops.json", "agent.json", "validate.json", "board.kicad_sch", "apply.json",
+        "ops.json", "agent.json", "validate.json", "board.kicad_sch", "board.svg", "apply.json",
         "nets.json", "score.json", "trace.json"}
     # Nothing half-written or scratch left anywhere under runs/.
     assert not [p for p in (project.root / "results" / "runs").rglob(".*")]

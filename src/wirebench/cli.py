@@ -52,6 +52,7 @@ def _step_parser():
     a.add_argument("--task", required=True, type=Path)
     a.add_argument("--symbols", nargs="+", required=True)
     a.add_argument("--sheet", required=True, type=Path)
+    a.add_argument("--svg", type=Path, help="also render the sheet here")
     a.add_argument("--out", required=True, type=Path)
 
     n = sub.add_parser("nets", help="akcli nets --json: nets.json")
@@ -93,7 +94,8 @@ def run_step(argv: list[str]) -> int:
     elif args.step == "validate":
         evaluate.validate(args.ops, args.out)
     elif args.step == "apply":
-        evaluate.apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out)
+        evaluate.apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out,
+                       args.svg)
     elif args.step == "nets":
         evaluate.nets(args.sheet, args.out)
     elif args.step == "score":

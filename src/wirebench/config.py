@@ -14,10 +14,11 @@ class ConfigError(Exception):
     """A config that cannot be run; the message names the offending key."""
 
 
-def _schema() -> dict:
+def schema(name: str = "config") -> dict:
+    """A committed JSON Schema from src/wirebench/schemas (workflow/schemas links there)."""
     import yaml
 
-    text = (resources.files("wirebench") / "schemas" / "config.schema.yaml").read_text()
+    text = (resources.files("wirebench") / "schemas" / f"{name}.schema.yaml").read_text()
     return yaml.safe_load(text)
 
 
@@ -27,12 +28,12 @@ def check(config: dict) -> dict:
 
     if not isinstance(config, dict):
         raise ConfigError("config: the top level must be a mapping")
-    validator = jsonschema.Draft202012Validator(_schema())
+    validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []
         for err in errors:
-            leaf = _most_specific(err)
+            leaf = most_specific(err)
             where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
             lines.append(f"config key {where}: {leaf.message}")
         raise ConfigError("invalid config:\n  " + "\n  ".join(dict.fromkeys(lines)))
@@ -40,7 +41,7 @@ def check(config: dict) -> dict:
     return config
 
 
-def _most_specific(err):
+def most_specific(err):
     """For a oneOf failure, the error from the branch the value was meant for: skip the
     branches whose type did not even match, then take the deepest remaining error."""
     leaves, stack = [], [err]

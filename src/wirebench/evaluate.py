@@ -50,6 +50,20 @@ def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
     return doc, None
 
 
+REFUSAL_KINDS = ("stop-condition", "human-review-required")
+
+
+def read_refusal(doc: dict) -> tuple[dict | None, str | None]:
+    """An agent may decline instead of drawing (skills doc, "Declining"):
+    {"refusal": {"kind": "stop-condition" | "human-review-required", "reason": "..."}}."""
+    refusal = doc.get("refusal")
+    if (isinstance(refusal, dict) and refusal.get("kind") in REFUSAL_KINDS
+            and isinstance(refusal.get("reason"), str) and refusal["reason"].strip()):
+        return {"kind": refusal["kind"], "reason": refusal["reason"].strip()}, None
+    return None, ("REFUSAL_MALFORMED: a refusal is {\"refusal\": {\"kind\": one of "
+                  f"{list(REFUSAL_KINDS)}, \"reason\": \"...\"}}}}")
+
+
 def write_candidate(doc: dict, path: Path) -> None:
     """The op-list akcli sees: the agent's, with the target file owned by the harness."""
     write_bytes_atomic(path, json.dumps({**doc, "target_file": path.parent.joinpath(
@@ -63,10 +77,17 @@ def validate(ops: Path, out: Path) -> dict:
 
     doc, unreadable = load_oplist(ops)
     result = {"schema": SCHEMA["validate"], "inputs": _inputs(ops=ops), "versions": _versions(),
-              "valid": False, "errors": [], "op_count": 0}
+              "valid": False, "errors": [], "op_count": 0, "ops_used": [], "refusal": None}
     if unreadable:
         result["errors"].append(unreadable)
+    elif "refusal" in doc:
+        refusal, problem = read_refusal(doc)
+        result["refusal"] = refusal
+        if problem:
+            result["errors"].append(problem)
     else:
+        result["ops_used"] = sorted({op.get("op") for op in doc.get("ops", [])
+                                     if isinstance(op, dict) and isinstance(op.get("op"), str)})
         with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".validate-") as td:
             cand = Path(td) / "candidate.json"
             write_candidate(doc, cand)
@@ -103,7 +124,7 @@ def _draw_errors(res, work: Path) -> list[str]:
 
 
 def apply(ops: Path, validation: Path, task_dir: Path, symbols: list[str],
-          out_sheet: Path, out: Path) -> dict:
+          out_sheet: Path, out: Path, out_svg: Path | None = None) -> dict:
     """`akcli new` (+ the task's base design) + `akcli draw --apply --strict-nets`, then
     the task's post-checks. On an edit task the rails refuse an op-list that would split
     or merge a named net of the base design.
@@ -146,11 +167,53 @@ def apply(ops: Path, validation: Path, task_dir: Path, symbols: list[str],
                 result["postchecks"] = _postchecks(task, sheet, symbols, work)
                 result["errors"].extend(c["detail"] for c in result["postchecks"]
                                         if not c["passed"])
+                result["facts"] = _sheet_facts(task, sheet)
+        if out_svg:
+            _render(sheet, work, Path(out_svg))
+        for child in work.glob("*.kicad_sch"):  # child sheets of a hierarchical design
+            if child != sheet:
+                shutil.move(str(child), out_sheet.parent / child.name)
         shutil.move(str(sheet), out_sheet)
         write_json(out, result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _sheet_facts(task, sheet: Path) -> dict:
+    """What the task's criteria need to know about the sheet, read now by akcli so the
+    score step stays free of akcli (and reruns in milliseconds)."""
+    from . import akcli_backend
+
+    kinds = {c["kind"] for c in task.criteria}
+    facts: dict = {}
+    if "values" in kinds:
+        doc = akcli_backend.run("read", str(sheet)).json() or {}
+        facts["values"] = {c["designator"]: c.get("value")
+                           for c in doc.get("components", []) if c.get("designator")}
+    for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity")):
+        if kind in kinds:
+            doc = akcli_backend.run("check", flag, str(sheet)).json() or {}
+            facts[kind] = [f"{f['code']} ({f['severity']}): {f['message']}"
+                           for f in doc.get("findings", [])
+                           if f.get("severity") in ("warning", "error")]
+    return facts
+
+
+def _render(sheet: Path, work: Path, out_svg: Path) -> None:
+    """The sheet as akcli draws it, for people: the report's drill-downs and the
+    `subjective` criteria show it."""
+    from html import escape
+
+    from . import akcli_backend
+
+    svg = work / "board.svg"
+    res = akcli_backend.run("render", str(sheet), "-o", str(svg))
+    if res.rc != 0 or not svg.is_file():
+        why = escape(res.error_text(200).replace(str(work), "<pair>"))
+        svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="600" height="40">'
+                       f'<text x="8" y="24">not rendered: {why}</text></svg>\n')
+    shutil.move(str(svg), out_svg)
 
 
 def _postchecks(task, sheet: Path, symbols: list[str], work: Path) -> list[dict]:
@@ -186,52 +249,82 @@ AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
                 "completion_tokens", "cost_usd", "exit_code", "http_status")
 
 
-def outcome(agent: dict | None, valid: bool, drawn: bool) -> str:
+def outcome(agent: dict | None, validation: dict, drawn: bool) -> str:
     """One word for how the pair ended. An infra_error is the harness's or provider's
     failure, never the model's: pass rates leave those pairs out."""
     if agent and agent.get("status") == "infra_error":
         return "infra_error"
-    if not valid:
+    if validation.get("refusal"):
+        return validation["refusal"]["kind"]  # the agent declined, on purpose
+    if not validation["valid"]:
         return "invalid"
     return "success" if drawn else "blocked"
 
 
 def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: Path,
           pair: dict, agent: Path | None = None) -> dict:
-    """Named nets vs ground truth; invalid or refused pairs score 0 with their reasons."""
+    """The pair's outcome against the task's expected one, its named nets against the
+    ground truth, and each of the task's criteria; invalid or refused pairs score 0 with
+    their reasons."""
     from . import scoring
-    from .tasks import load_expected
+    from .criteria import evaluate
+    from .provenance import task_hash
+    from .tasks import load_task
 
-    want = load_expected(expected)
+    task = load_task(Path(expected).parent)
+    want = task.expected_nets()
     v, a, n = read_json(validation), read_json(applied), read_json(netlist)
     account = read_json(agent) if agent else None
     drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
-    verdict = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn
-               else scoring.not_scored(len(want)))
+    ended = outcome(account, v, drawn)
+    outcome_ok = ended in task.expected_outcomes
+    exact = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn
+             else scoring.not_scored(len(want)))
+    equivalent = None
+    if drawn:
+        from .equivalence import relabel_equivalent
+
+        equivalent = True if exact["passed"] else relabel_equivalent(want, n)
+    verdicts = evaluate(task.criteria, outcome=ended, exact=exact, validation=v, applied=a,
+                        equivalent=equivalent)
+    # A pair that drew is scored by its nets; one that rightly stopped (a blocked edit, a
+    # declined injection) scores 1, and one that wrongly stopped scores 0.
+    value = exact["score"] if ended == "success" else float(outcome_ok)
+    passed = outcome_ok and (ended != "success"
+                             or all(c["verdict"] != "fail" for c in verdicts))
     inputs = {"validate": validation, "apply": applied, "nets": netlist, "expected": expected}
     agent_errors = []
     if account:
         inputs["agent"] = agent
         if account.get("error"):
             agent_errors.append(f"agent: {account['error']}")
-    from .provenance import task_hash
-
+    wrong_outcome = [] if outcome_ok else [
+        f"outcome {ended}, expected {' or '.join(task.expected_outcomes)}"]
     result = {
         "schema": SCHEMA["score"], **pair,
         "inputs": _inputs(**inputs),
         # The corpus as this pair saw it: its own task folder. The whole corpus's and the
         # config's hashes are in scorecard.json (a per-pair copy would rerun every pair
         # whenever any task changed).
-        "task_sha256": task_hash(Path(expected).parent),
+        "task_sha256": task_hash(task.path),
         # The akcli that drew this pair, as the apply step recorded it.
         "versions": {**_versions(with_akcli=False), "akcli": a["versions"].get("akcli")},
-        "outcome": outcome(account, v["valid"], drawn),
+        "outcome": ended, "expected_outcome": task.expected_outcomes, "outcome_ok": outcome_ok,
+        "refusal": v.get("refusal"),
         "valid": v["valid"], "applied": a["applied"],
-        "score": verdict["score"], "passed": verdict["passed"] and drawn,
-        "matched": verdict["matched"], "expected": verdict["expected"],
-        "extra_named_nets": verdict["extra_named_nets"],
+        "score": value, "passed": passed,
+        "matched": exact["matched"], "expected": exact["expected"],
+        "extra_named_nets": exact["extra_named_nets"],
+        "relabel_equivalent": equivalent,
+        "criteria": verdicts,
+        "needs_human": [c["id"] for c in verdicts if c["verdict"] == "needs_human"],
         "errors": [*agent_errors, *v["errors"], *a["errors"], *n["errors"],
-                   *verdict["mismatches"]],
+                   *exact["mismatches"],
+                   # (nets and arrange failures are already explained above)
+                   *(f"criterion {c['id']}: {c['detail']}" for c in verdicts
+                     if c["verdict"] == "fail" and ended == "success"
+                     and c["kind"] not in ("nets_exact", "arrange_survives")),
+                   *wrong_outcome],
         "agent": {k: account.get(k) for k in AGENT_FIELDS} if account else None,
     }
     write_json(out, result)
@@ -249,7 +342,8 @@ def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
     files = {k: pair_dir / f"{k}.json" for k in ("validate", "apply", "nets", "score")}
     sheet = pair_dir / "board.kicad_sch"
     validate(ops, files["validate"])
-    apply(ops, files["validate"], task_dir, symbols, sheet, files["apply"])
+    apply(ops, files["validate"], task_dir, symbols, sheet, files["apply"],
+          pair_dir / "board.svg")
     nets(sheet, files["nets"])
     return score(files["validate"], files["apply"], files["nets"],
                  Path(task_dir) / "expected_nets.json", files["score"], pair, agent=agent)

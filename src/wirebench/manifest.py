@@ -11,7 +11,7 @@ SCHEMA = "wirebench.manifest/1"
 # Per-pair artifact -> the rule that writes it.
 PAIR_ARTIFACTS = {
     "ops.json": "generate", "agent.json": "generate", "validate.json": "validate",
-    "board.kicad_sch": "apply", "apply.json": "apply", "nets.json": "nets",
+    "board.kicad_sch": "apply", "board.svg": "apply", "apply.json": "apply", "nets.json": "nets",
     "score.json": "score", "trace.json": "score",
 }
 RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report"}

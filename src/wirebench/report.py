@@ -40,6 +40,14 @@ def render(df, card: dict) -> str:
     for task, by_task in df.groupby("task", sort=True):
         cells = [_cell(by_task[by_task["model"] == m]) for m in models]
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    review = df[df["needs_human"] != ""]
+    if len(review):
+        lines += ["", "## Needs a person", "",
+                  "These criteria are `needs_human`: they never fail a pair, and are listed",
+                  "here so that nobody drops them. Each pair's sheet is its board.svg.", ""]
+        for row in review.itertuples():
+            lines.append(f"- {row.model} / {row.task} / {row.sample}: {row.needs_human} "
+                         f"(runs/{row.model}/{row.task}/{row.sample}/board.svg)")
     failures = df[~df["passed"].astype(bool)]
     if len(failures):
         lines += ["", "## Why pairs failed", ""]

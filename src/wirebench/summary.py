@@ -12,11 +12,12 @@ from .evidence import read_json, write_bytes_atomic, write_json
 from .provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
-COLUMNS = ["model", "task", "sample", "outcome", "valid", "applied", "score", "passed",
-           "matched", "expected", "extra_named_nets", "turns", "attempts", "agent_wall_s",
+COLUMNS = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok", "valid",
+           "applied", "score", "passed", "matched", "expected", "extra_named_nets",
+           "relabel_equivalent", "needs_human", "turns", "attempts", "agent_wall_s",
            "prompt_tokens", "completion_tokens", "cost_usd", "errors"]
-SCORED = {"model", "task", "sample", "outcome", "valid", "applied", "score", "passed", "matched",
-          "expected"}
+SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
+          "passed", "matched", "expected", "relabel_equivalent"}
 
 
 def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> list[dict]:
@@ -28,7 +29,9 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                 agent = doc.get("agent") or {}
                 rows.append({
                     **{k: doc[k] for k in SCORED},
+                    "expected_outcome": "|".join(doc["expected_outcome"]),
                     "extra_named_nets": ";".join(doc["extra_named_nets"]),
+                    "needs_human": ";".join(doc["needs_human"]),
                     "turns": agent.get("turns_used"),
                     "attempts": agent.get("attempts"),
                     "agent_wall_s": agent.get("wall_s"),
@@ -63,6 +66,9 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "passed": int(scored["passed"].sum()),
             "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
             "mean_score": round(float(scored["score"].mean()), 4) if len(scored) else None,
+            "outcome_ok": int(group["outcome_ok"].sum()),
+            "relabel_equivalent": int(group["relabel_equivalent"].fillna(False).astype(bool).sum()),
+            "needs_human": int((group["needs_human"] != "").sum()),
             "outcomes": {k: int(v) for k, v in
                          group["outcome"].value_counts().sort_index().items()},
             "mean_turns": _mean(group["turns"]),

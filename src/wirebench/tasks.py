@@ -21,6 +21,8 @@ from pathlib import Path
 
 PLANNED = "planned"  # tasks/planned/ holds tasks that are written but not run
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
+OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
+NETS_EXACT = {"id": "nets", "kind": "nets_exact"}
 
 
 class TaskError(Exception):
@@ -47,8 +49,22 @@ class Task:
 
     @property
     def base_ops_path(self) -> Path | None:
-        path = self.path / "base_ops.json"
+        path = self.path / self.meta.get("base_ops", "base_ops.json")
         return path if path.is_file() else None
+
+    @property
+    def expected_outcomes(self) -> list[str]:
+        value = self.meta.get("expected_outcome", "success")
+        return [value] if isinstance(value, str) else list(value)
+
+    @property
+    def criteria(self) -> list[dict]:
+        """The task's criteria; a task that expects success is always held to its nets."""
+        listed = list(self.meta.get("criteria", []))
+        if "success" in self.expected_outcomes and not any(
+                c["kind"] == "nets_exact" for c in listed):
+            listed.insert(0, dict(NETS_EXACT))
+        return listed
 
     @property
     def arrange_path(self) -> Path:
@@ -58,7 +74,11 @@ class Task:
         return load_expected(self.expected_path)
 
     def postcheck_arrange(self) -> dict | None:
-        """The arrange post-check's flags, or None when the task declares none."""
+        """The arrange post-check's flags, or None when the task declares none. It comes
+        from akcli's postcheck_arrange.json or from task.yaml's `postchecks`."""
+        for check in self.meta.get("postchecks", []):
+            if check["kind"] == "arrange":
+                return {k: v for k, v in check.items() if k != "kind"}
         if not self.arrange_path.is_file():
             return None
         params = _read_json(self.arrange_path)
@@ -122,9 +142,31 @@ def load_task(path: str | Path) -> Task:
             meta = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as exc:
             raise TaskError(f"{meta_path}: not valid YAML ({exc})") from None
-        if not isinstance(meta, dict):
-            raise TaskError(f"{meta_path}: must be a mapping")
+        _check_meta(meta, meta_path)
     return Task(id=path.name, path=path, meta=meta)
+
+
+def _check_meta(meta, meta_path: Path) -> None:
+    import jsonschema
+
+    from .config import schema
+
+    if not isinstance(meta, dict):
+        raise TaskError(f"{meta_path}: must be a mapping")
+    errors = list(jsonschema.Draft202012Validator(schema("task")).iter_errors(meta))
+    if errors:
+        from .config import most_specific
+
+        lines = []
+        for err in errors:
+            leaf = most_specific(err)
+            where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
+            lines.append(f"{meta_path}: key {where}: {leaf.message}")
+        raise TaskError("\n".join(dict.fromkeys(lines)))
+    ids = [c["id"] for c in meta.get("criteria", [])]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise TaskError(f"{meta_path}: duplicate criterion id(s) {dupes}")
 
 
 def discover(tasks_dir: str | Path) -> list[Path]:

@@ -28,6 +28,7 @@ rule apply:
         task_files=optional_task_files,
     output:
         sheet=pair_path("board.kicad_sch"),
+        svg=pair_path("board.svg"),
         result=pair_path("apply.json"),
     params:
         task_dir=task_path(),
@@ -41,7 +42,7 @@ rule apply:
     shell:
         "wirebench step apply --ops {input.ops} --validate {input.validation}"
         " --task {params.task_dir} --symbols {input.symbols}"
-        " --sheet {output.sheet} --out {output.result} 2> {log}"
+        " --sheet {output.sheet} --svg {output.svg} --out {output.result} 2> {log}"
 
 
 rule nets:

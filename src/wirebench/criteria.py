@@ -1,0 +1,71 @@
+"""Criteria: the typed checks a task declares, each ending in a verdict.
+
+Verdicts are `pass`, `fail` or `needs_human`. A needs_human verdict (a `subjective`
+criterion) never fails a pair and is never dropped: the report lists it for review with
+the rendered sheet. Each verdict has the criterion's id and one readable line.
+"""
+
+from __future__ import annotations
+
+SHEET_KINDS = {"nets_exact", "values", "erc_clean", "integrity", "arrange_survives",
+               "relabel_equivalent", "subjective"}
+
+
+def _verdict(criterion: dict, verdict: str, detail: str) -> dict:
+    return {"id": criterion["id"], "kind": criterion["kind"], "verdict": verdict,
+            "detail": detail}
+
+
+def _values(criterion: dict, facts: dict) -> tuple[bool, str]:
+    got = facts.get("values", {})
+    wrong = [f"{ref}={got.get(ref)!r} (want {want!r})"
+             for ref, want in sorted(criterion["values"].items())
+             if str(got.get(ref, "")).strip().lower() != want.strip().lower()]
+    return not wrong, "; ".join(wrong) or f"{len(criterion['values'])} value(s) as asked"
+
+
+def _findings(kind: str, facts: dict) -> tuple[bool, str]:
+    found = facts.get(kind, [])
+    return not found, "; ".join(found[:3]) or "no warnings or errors"
+
+
+def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dict,
+             applied: dict, equivalent: bool | None) -> list[dict]:
+    verdicts = []
+    facts = applied.get("facts") or {}
+    used = set(validation.get("ops_used", []))
+    for c in criteria:
+        kind = c["kind"]
+        if kind in SHEET_KINDS and outcome != "success":
+            verdicts.append(_verdict(c, "fail", f"not evaluated: nothing landed ({outcome})"))
+            continue
+        if kind == "nets_exact":
+            ok = exact["passed"]
+            detail = (f"{exact['matched']}/{exact['expected']} nets exact" if ok
+                      else (exact["mismatches"] or ["no match"])[0])
+        elif kind == "values":
+            ok, detail = _values(c, facts)
+        elif kind in ("erc_clean", "integrity"):
+            ok, detail = _findings(kind, facts)
+        elif kind == "uses_op":
+            ok, detail = c["op"] in used, f"{c['op']} {'used' if c['op'] in used else 'not used'}"
+        elif kind == "forbids_op":
+            ok = c["op"] not in used
+            detail = f"{c['op']} {'not used' if ok else 'used, but the task forbids it'}"
+        elif kind == "max_ops":
+            n = validation.get("op_count", 0)
+            ok, detail = n <= c["max"], f"{n} ops (at most {c['max']})"
+        elif kind == "arrange_survives":
+            checks = [p for p in applied.get("postchecks", []) if p["kind"] == "arrange"]
+            ok = bool(checks) and all(p["passed"] for p in checks)
+            detail = checks[0]["detail"] if checks else "the task declares no arrange post-check"
+        elif kind == "relabel_equivalent":
+            ok = bool(equivalent)
+            detail = "same circuit up to renaming" if ok else "not the same circuit"
+        elif kind == "subjective":
+            verdicts.append(_verdict(c, "needs_human", f"{c['detail']} (see board.svg)"))
+            continue
+        else:  # the task schema admits no other kind
+            raise ValueError(f"unknown criterion kind {kind!r}")
+        verdicts.append(_verdict(c, "pass" if ok else "fail", detail))
+    return verdicts
