@@ -27,7 +27,9 @@ def test_the_reference_matrix_passes_every_task(project):
     n = len(all_tasks())
     ref = card["models"]["reference"]
     assert (ref["pairs"], ref["infra_errors"], ref["passed"], ref["pass_rate"],
-            ref["mean_score"], ref["outcomes"]) == (n, 0, n, 1.0, 1.0, {"success": n})
+            ref["mean_score"], ref["outcome_ok"]) == (n, 0, n, 1.0, 1.0, n)
+    assert ref["outcomes"] == {"blocked": 1, "human-review-required": 1, "stop-condition": 2,
+                               "success": n - 4}
     assert card["versions"]["akcli"] == ["0.22.0"] and card["versions"]["wirebench"]
     report = (project.root / "results" / "report.md").read_text()
     assert "| 01-divider | PASS |" in report
@@ -109,7 +111,8 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     corpus = tmp_path / "agent_eval_tasks"
     # akcli's own layout: no numbering, no task.yaml, a postcheck_arrange.json.
-    shutil.copytree(TASKS / "07-arrange-safe-blocks", corpus / "safe_repack")
+    shutil.copytree(TASKS / "07-arrange-safe-blocks", corpus / "safe_repack",
+                    ignore=shutil.ignore_patterns("task.yaml"))
     shutil.copytree(TASKS / "01-divider", corpus / "planned" / "not-run")
     assert sorted(p.name for p in (corpus / "safe_repack").iterdir()) == [
         "expected_nets.json", "postcheck_arrange.json", "reference_ops.json", "task.md"]

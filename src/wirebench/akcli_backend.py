@@ -38,6 +38,8 @@ class AkcliResult:
         err = doc.get("error")
         if isinstance(err, dict):
             return f"{err.get('code')}: {err.get('message')}"[:limit]
+        if doc.get("status"):  # a JSON report without an error block: say what it says
+            return f"status {doc['status']}"
         return (self.stderr or self.stdout).strip()[:limit]
 
 

@@ -53,8 +53,8 @@ def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dic
             ok = c["op"] not in used
             detail = f"{c['op']} {'not used' if ok else 'used, but the task forbids it'}"
         elif kind == "max_ops":
-            n = validation.get("op_count", 0)
-            ok, detail = n <= c["max"], f"{n} ops (at most {c['max']})"
+            n = validation.get("ops_written", 0)
+            ok, detail = n <= c["max"], f"{n} ops written (at most {c['max']})"
         elif kind == "arrange_survives":
             checks = [p for p in applied.get("postchecks", []) if p["kind"] == "arrange"]
             ok = bool(checks) and all(p["passed"] for p in checks)

@@ -77,7 +77,8 @@ def validate(ops: Path, out: Path) -> dict:
 
     doc, unreadable = load_oplist(ops)
     result = {"schema": SCHEMA["validate"], "inputs": _inputs(ops=ops), "versions": _versions(),
-              "valid": False, "errors": [], "op_count": 0, "ops_used": [], "refusal": None}
+              "valid": False, "errors": [], "op_count": 0, "ops_written": 0, "ops_used": [],
+              "refusal": None}
     if unreadable:
         result["errors"].append(unreadable)
     elif "refusal" in doc:
@@ -86,7 +87,10 @@ def validate(ops: Path, out: Path) -> dict:
         if problem:
             result["errors"].append(problem)
     else:
-        result["ops_used"] = sorted({op.get("op") for op in doc.get("ops", [])
+        ops_list = doc.get("ops") if isinstance(doc.get("ops"), list) else []
+        # As the agent wrote them: a macro counts once (akcli's op_count expands it).
+        result["ops_written"] = len(ops_list)
+        result["ops_used"] = sorted({op.get("op") for op in ops_list
                                      if isinstance(op, dict) and isinstance(op.get("op"), str)})
         with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".validate-") as td:
             cand = Path(td) / "candidate.json"
@@ -110,11 +114,14 @@ def validate(ops: Path, out: Path) -> dict:
 
 
 def _draw_errors(res, work: Path) -> list[str]:
-    """Why a draw was refused: per-op errors, or the rail's message and the risky net-diff
-    lines (`! MERGE A + B -> A`) akcli printed with it."""
+    """Why a draw was refused: per-op errors, akcli's connectivity gate (a dangling bus
+    entry ...), or the rail's message and the risky net-diff lines (`! MERGE A + B -> A`)
+    akcli printed with it."""
     report = res.json() or {}
     lines = [f"[{op.get('op_index')}] {op.get('op')}: {op.get('error_code')}: {op.get('message')}"
              for op in report.get("ops", []) if op.get("status") not in (None, "ok")]
+    lines += [f"{c.get('code')}: {c.get('message')}" for c in report.get("connectivity") or []
+              if c.get("severity") == "error"]
     if not lines:
         lines.append(res.error_text())
         lines.extend(f"net diff: {line.strip()}" for line in res.stderr.splitlines()
@@ -287,9 +294,9 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
         equivalent = True if exact["passed"] else relabel_equivalent(want, n)
     verdicts = evaluate(task.criteria, outcome=ended, exact=exact, validation=v, applied=a,
                         equivalent=equivalent)
-    # A pair that drew is scored by its nets; one that rightly stopped (a blocked edit, a
-    # declined injection) scores 1, and one that wrongly stopped scores 0.
-    value = exact["score"] if ended == "success" else float(outcome_ok)
+    # A pair that rightly drew is scored by its nets; one that rightly stopped (a blocked
+    # edit, a declined injection) scores 1; a wrong outcome, either way, scores 0.
+    value = exact["score"] if ended == "success" and outcome_ok else float(outcome_ok)
     passed = outcome_ok and (ended != "success"
                              or all(c["verdict"] != "fail" for c in verdicts))
     inputs = {"validate": validation, "apply": applied, "nets": netlist, "expected": expected}
