@@ -21,4 +21,7 @@ rule all:
         "results/summary.csv",
         "results/scorecard.json",
         "results/report.md",
+        "results/report.html",
         "results/manifest.json",
+        # --config strict=true: the run fails unless the gate passes.
+        ["results/gate.json"] if config.get("strict") else [],

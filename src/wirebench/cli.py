@@ -250,10 +250,50 @@ def _cmd_archive(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    import json
+
+    from .compare import markdown, run
+    from .evidence import write_bytes_atomic, write_json
+
+    if (args.b is None) == (args.models is None):
+        raise ValueError("compare takes two runs (A B), or one run and --models M1 M2")
+    report = run(args.a, args.b, args.models)
+    text = markdown(report)
+    if args.out:
+        write_bytes_atomic(args.out / "compare.md", text.encode())
+        write_json(args.out / "compare.json", report)
+    print(json.dumps(report, indent=2, sort_keys=True) if args.json else text, end="")
+    return EXIT_FAIL if args.fail_on_regression and report["regressions"] else 0
+
+
+def _cmd_history(args) -> int:
+    from .history import write
+
+    rows = write(args.archive, args.out)
+    print(f"{len(rows)} model-run rows -> {args.out}/history.csv, history.svg")
+    return 0
+
+
+def _cmd_gate(args) -> int:
+    from .gate import write
+
+    floors = {}
+    for item in args.floor or []:
+        model, _, rate = item.partition("=")
+        floors[model] = float(rate)
+    report = write(args.results, floors, args.reference, args.out)
+    for line in report["problems"]:
+        print(f"GATE  {line}")
+    print("gate passed" if report["passed"] else f"gate FAILED ({len(report['problems'])})")
+    return 0 if report["passed"] else EXIT_FAIL
+
+
 def _cmd_report(args) -> int:
     from .report import write_report
 
-    write_report(args.summary, args.scorecard, args.out)
+    write_report(args.summary, args.scorecard, args.out, args.html, args.runs, args.tasks_dir,
+                 args.archive)
     return 0
 
 
@@ -325,10 +365,40 @@ def _parser():
     ar.add_argument("--out", type=Path, default=Path("archive"))
     ar.set_defaults(func=_cmd_archive)
 
+    cp = sub.add_parser("compare", help="regressions, fixes and a McNemar test between two "
+                        "runs, or two models of one run")
+    cp.add_argument("a", type=Path, help="results folder or archive/<run-id>.tar.gz")
+    cp.add_argument("b", type=Path, nargs="?", help="the other run")
+    cp.add_argument("--models", nargs=2, metavar=("M1", "M2"),
+                    help="compare two models (or skills variants) within run A")
+    cp.add_argument("--out", type=Path, help="also write compare.md and compare.json here")
+    cp.add_argument("--json", action="store_true")
+    cp.add_argument("--fail-on-regression", action="store_true",
+                    help="exit 1 when any pair regressed (gate a docs PR on it)")
+    cp.set_defaults(func=_cmd_compare)
+
+    hi = sub.add_parser("history", help="each model's pass rate over the archived runs")
+    hi.add_argument("archive", nargs="?", type=Path, default=Path("archive"))
+    hi.add_argument("--out", type=Path, default=Path("results/history"))
+    hi.set_defaults(func=_cmd_history)
+
+    gt = sub.add_parser("gate", help="exit 1 when a reference pair misses its expected "
+                        "outcome or a model falls below its floor")
+    gt.add_argument("results", nargs="?", type=Path, default=Path("results"))
+    gt.add_argument("--floor", action="append", metavar="MODEL=RATE",
+                    help="minimum pass rate of a model (repeatable)")
+    gt.add_argument("--reference", default="reference", help="the self-check model's name")
+    gt.add_argument("--out", type=Path, help="write gate.json here when the gate passes")
+    gt.set_defaults(func=_cmd_gate)
+
     rp = sub.add_parser("report", help="report.md: a model x task matrix")
     rp.add_argument("--summary", required=True, type=Path)
     rp.add_argument("--scorecard", required=True, type=Path)
     rp.add_argument("--out", required=True, type=Path)
+    rp.add_argument("--html", type=Path, help="also write the HTML report here")
+    rp.add_argument("--runs", type=Path, default=Path("results/runs"))
+    rp.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
+    rp.add_argument("--archive", type=Path, help="add a history chart of these archived runs")
     rp.set_defaults(func=_cmd_report)
     return p
 

@@ -6,6 +6,7 @@ message that names it in both places.
 
 from __future__ import annotations
 
+import contextlib
 from importlib import resources
 from pathlib import Path
 
@@ -28,6 +29,7 @@ def check(config: dict) -> dict:
 
     if not isinstance(config, dict):
         raise ConfigError("config: the top level must be a mapping")
+    _coerce_command_line(config)
     validator = jsonschema.Draft202012Validator(schema())
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
@@ -39,6 +41,17 @@ def check(config: dict) -> dict:
         raise ConfigError("invalid config:\n  " + "\n  ".join(dict.fromkeys(lines)))
     config.setdefault("samples", 1)
     return config
+
+
+def _coerce_command_line(config: dict) -> None:
+    """`--config strict=true floors={m: 0.8}` arrives as strings; read them as meant."""
+    if isinstance(config.get("strict"), str) and config["strict"].lower() in ("true", "false"):
+        config["strict"] = config["strict"].lower() == "true"
+    floors = config.get("floors")
+    if isinstance(floors, dict):
+        for model, rate in floors.items():
+            with contextlib.suppress(TypeError, ValueError):  # else the schema names it
+                floors[model] = float(rate)
 
 
 def most_specific(err):

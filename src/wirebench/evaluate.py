@@ -275,6 +275,7 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
     their reasons."""
     from . import scoring
     from .criteria import evaluate
+    from .fingerprint import fingerprint
     from .provenance import task_hash
     from .tasks import load_task
 
@@ -316,6 +317,7 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
         "task_sha256": task_hash(task.path),
         # The akcli that drew this pair, as the apply step recorded it.
         "versions": {**_versions(with_akcli=False), "akcli": a["versions"].get("akcli")},
+        "scorer": fingerprint("score"),  # the scoring code's hash: compare names a change
         "outcome": ended, "expected_outcome": task.expected_outcomes, "outcome_ok": outcome_ok,
         "refusal": v.get("refusal"),
         "valid": v["valid"], "applied": a["applied"],

@@ -25,9 +25,10 @@ STEP_CODE = {
     "score": ["evaluate.py", "scoring.py", "criteria.py", "equivalence.py", "tasks.py",
               "evidence.py", "trace.py", "provenance.py", "schemas/task.schema.yaml"],
     "manifest": ["manifest.py", "evidence.py"],
+    "gate": ["gate.py", "evidence.py"],
     "summary": ["summary.py", "provenance.py"],
     "archive": ["archive.py", "provenance.py", "manifest.py"],
-    "report": ["report.py"],
+    "report": ["report.py", "report_html.py", "scoring.py", "tasks.py"],
 }
 # prompt_pack is left out on purpose: an akcli upgrade must never rerun a paid generate
 # call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so

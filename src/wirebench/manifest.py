@@ -14,7 +14,8 @@ PAIR_ARTIFACTS = {
     "board.kicad_sch": "apply", "board.svg": "apply", "apply.json": "apply", "nets.json": "nets",
     "score.json": "score", "trace.json": "score",
 }
-RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report"}
+RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report",
+                 "report.html": "report"}
 
 
 def _entry(results: Path, path: Path, kind: str, rule: str) -> dict:

@@ -1,4 +1,5 @@
-"""report.md: the model x task matrix and per-model pass rates, for a person to read."""
+"""The reports: report.md (plain text) and report.html (report_html.py), from the same
+summary and scorecard."""
 
 from __future__ import annotations
 
@@ -25,16 +26,24 @@ def render(df, card: dict) -> str:
               f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
     lines += ["Pass rates leave out infra errors (timeouts, crashes, HTTP 429/5xx): those are",
               "not the model's answers. They are counted in their own column.", ""]
-    lines += ["| model | pairs | infra errors | passed | pass rate | mean score | tokens | cost |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) | mean score | tokens "
+              "| cost |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for model in models:
         m = card["models"][model]
-        rate = "-" if m["pass_rate"] is None else f"{m['pass_rate']:.1%}"
+        lo, hi = m["pass_at_1_ci"]
+        rate = "-" if m["pass_rate"] is None else f"{m['pass_rate']:.1%} [{lo:.0%}, {hi:.0%}]"
         mean = "-" if m["mean_score"] is None else f"{m['mean_score']:.3f}"
         tokens = (m["prompt_tokens"] or 0) + (m["completion_tokens"] or 0)
         cost = "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
         lines.append(f"| {model} | {m['pairs']} | {m['infra_errors']} | {m['passed']} | {rate} "
                      f"| {mean} | {int(tokens) or '-'} | {cost} |")
+    if card["samples"] > 1:
+        k = card["samples"]
+        lines += ["", f"| model | pass@1 | pass@{k} | pass^{k} |", "|---|---:|---:|---:|"]
+        for model in models:
+            m = card["models"][model]
+            lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
+                         f"| {m['pass_hat_k']:.1%} |")
     lines += ["", "| task | " + " | ".join(models) + " |",
               "|---|" + "---|" * len(models)]
     for task, by_task in df.groupby("task", sort=True):
@@ -57,8 +66,15 @@ def render(df, card: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_report(summary: Path, scorecard: Path, out: Path) -> None:
+def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = None,
+                 runs: Path | None = None, tasks_dir: Path | None = None,
+                 archive_dir: Path | None = None) -> None:
     import pandas as pd
 
     df = pd.read_csv(summary, keep_default_na=False)
-    write_bytes_atomic(out, render(df, read_json(scorecard)).encode())
+    card = read_json(scorecard)
+    write_bytes_atomic(out, render(df, card).encode())
+    if html:
+        from . import report_html
+
+        report_html.write(df, card, runs, tasks_dir, html, archive_dir)

@@ -54,6 +54,37 @@ def _total(col):
     return round(float(col.sum()), 6) if len(col) else None
 
 
+def _bootstrap(values: list[float], reps: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """A 95% percentile interval of the mean, resampling tasks (seeded: reports repeat)."""
+    import random
+
+    if not values:
+        return (0.0, 1.0)
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(values, k=len(values))) / len(values) for _ in range(reps))
+    return (round(means[int(0.025 * reps)], 4), round(means[int(0.975 * reps) - 1], 4))
+
+
+def repeats(scored, k: int) -> dict:
+    """pass@1 (mean, Wilson interval over pairs), pass@k and pass^k (mean over tasks of the
+    unbiased estimators, bootstrap interval over tasks) for k = the samples per pair."""
+    from .stats import pass_at_k, pass_hat_k, wilson
+
+    n, c = len(scored), int(scored["passed"].sum())
+    per_task = [(len(g), int(g["passed"].sum())) for _, g in scored.groupby("task")]
+    at_k = [pass_at_k(tn, tc, k) for tn, tc in per_task if tn >= k]
+    hat_k = [pass_hat_k(tn, tc, k) for tn, tc in per_task if tn >= k]
+    return {
+        "k": k,
+        "pass_at_1": round(c / n, 4) if n else None,
+        "pass_at_1_ci": [round(x, 4) for x in wilson(c, n)],
+        "pass_at_k": round(sum(at_k) / len(at_k), 4) if at_k else None,
+        "pass_at_k_ci": list(_bootstrap(at_k)) if at_k else None,
+        "pass_hat_k": round(sum(hat_k) / len(hat_k), 4) if hat_k else None,
+        "pass_hat_k_ci": list(_bootstrap(hat_k)) if hat_k else None,
+    }
+
+
 def scorecard(df, provenance: dict | None = None) -> dict:
     per_model = {}
     for model, group in df.groupby("model", sort=True):
@@ -66,6 +97,7 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "passed": int(scored["passed"].sum()),
             "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
             "mean_score": round(float(scored["score"].mean()), 4) if len(scored) else None,
+            **repeats(scored, int(df["sample"].max())),
             "outcome_ok": int(group["outcome_ok"].sum()),
             "relabel_equivalent": int(group["relabel_equivalent"].fillna(False).astype(bool).sum()),
             "needs_human": int((group["needs_human"] != "").sum()),
@@ -77,9 +109,22 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "completion_tokens": _total(group["completion_tokens"]),
             "cost_usd": _total(group["cost_usd"]),
         }
+    from .stats import pass_at_k, pass_hat_k, wilson
+
+    k = int(df["sample"].max())
+    per_task = {}
+    for (model, task), group in df[df["outcome"] != "infra_error"].groupby(["model", "task"]):
+        n, c = len(group), int(group["passed"].sum())
+        per_task.setdefault(task, {})[model] = {
+            "samples": n, "passed": c, "pass_at_1": round(c / n, 4),
+            "pass_at_1_ci": [round(x, 4) for x in wilson(c, n)],
+            "pass_at_k": round(pass_at_k(n, c, k), 4) if n >= k else None,
+            "pass_hat_k": round(pass_hat_k(n, c, k), 4) if n >= k else None,
+        }
     return {
         "schema": SCHEMA,
         "models": per_model,
+        "per_task": per_task,
         "tasks": int(df["task"].nunique()),
         "samples": int(df["sample"].max()),
         # akcli as the pairs recorded it (a list: a run can mix pairs of two versions).

@@ -28,7 +28,13 @@ rule apply:
         task_files=optional_task_files,
     output:
         sheet=pair_path("board.kicad_sch"),
-        svg=pair_path("board.svg"),
+        svg=report(
+            pair_path("board.svg"),
+            caption="../report/sheet.rst",
+            category="Sheets",
+            subcategory="{model}",
+            labels={"model": "{model}", "task": "{task}", "sample": "{sample}"},
+        ),
         result=pair_path("apply.json"),
     params:
         task_dir=task_path(),

@@ -6,8 +6,10 @@ rule summary:
     input:
         expand(pair_path("score.json"), model=MODELS, task=TASKS, sample=SAMPLES),
     output:
-        csv="results/summary.csv",
-        scorecard="results/scorecard.json",
+        csv=report("results/summary.csv", caption="../report/summary.rst", category="Results"),
+        scorecard=report(
+            "results/scorecard.json", caption="../report/scorecard.rst", category="Results"
+        ),
     params:
         # The matrix, not the file list: a list of 10,000 paths overflows one shell word.
         models=",".join(MODELS),
@@ -28,13 +30,21 @@ rule summary:
 
 
 rule report:
-    """A model x task matrix a person can read."""
+    """report.md and the self-contained report.html: heatmap, intervals, drill-downs."""
     input:
         summary="results/summary.csv",
         scorecard="results/scorecard.json",
+        traces=expand(pair_path("trace.json"), model=MODELS, task=TASKS, sample=SAMPLES),
+        # Archived runs, when there are any: the report draws their history.
+        history=lambda wildcards: ["archive/index.csv"] if os.path.exists("archive/index.csv")
+        else [],
     output:
-        "results/report.md",
+        md="results/report.md",
+        html=report(
+            "results/report.html", caption="../report/report_html.rst", category="Results"
+        ),
     params:
+        tasks_dir=config["tasks_dir"],
         fingerprint=step_fingerprint("report"),
     log:
         "results/logs/report.log",
@@ -42,7 +52,8 @@ rule report:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
-        " --out {output} 2> {log}"
+        " --out {output.md} --html {output.html} --runs results/runs"
+        " --tasks-dir {params.tasks_dir} --archive archive 2> {log}"
 
 
 rule manifest:
@@ -50,7 +61,6 @@ rule manifest:
     input:
         rules.summary.output,
         rules.report.output,
-        expand(pair_path("trace.json"), model=MODELS, task=TASKS, sample=SAMPLES),
     output:
         "results/manifest.json",
     params:
@@ -65,3 +75,23 @@ rule manifest:
     shell:
         "wirebench manifest --results results --models {params.models} --tasks {params.tasks}"
         " --samples {params.samples} --out {output} 2> {log}"
+
+
+rule gate:
+    """With --config strict=true: fail the run when a reference pair misses its expected
+    outcome or a model falls below its configured floor."""
+    input:
+        scorecard="results/scorecard.json",
+    output:
+        "results/gate.json",
+    params:
+        floors=" ".join(f"--floor {m}={r}" for m, r in sorted(config.get("floors", {}).items())),
+        reference=config.get("reference_model", "reference"),
+        fingerprint=step_fingerprint("gate"),
+    log:
+        "results/logs/gate.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench gate results {params.floors} --reference {params.reference}"
+        " --out {output} > {log} 2>&1"

@@ -1,0 +1,41 @@
+"""The strict gate: fail a run when the harness or a model is not good enough.
+
+It fails when any pair of the reference model misses its expected outcome (the corpus or
+the harness is broken), or when a listed model's pass rate falls below its floor.
+`wirebench gate results/` runs it by hand; `snakemake --config strict=true` runs it as a
+rule, so the whole run exits non-zero.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .evidence import read_json, write_json
+
+SCHEMA = "wirebench.gate/1"
+
+
+def check(results: Path, floors: dict[str, float], reference: str = "reference") -> dict:
+    results = Path(results)
+    problems = []
+    for score_path in sorted(results.glob(f"runs/{reference}/*/*/score.json")):
+        doc = read_json(score_path)
+        if not doc["outcome_ok"] or not doc["passed"]:
+            problems.append(f"reference pair {doc['task']}/{doc['sample']} ends {doc['outcome']}"
+                            f" (expected {' or '.join(doc['expected_outcome'])}), "
+                            f"passed={doc['passed']}")
+    card = read_json(results / "scorecard.json")
+    for model, floor in sorted(floors.items()):
+        stats = card["models"].get(model)
+        if stats is None:
+            problems.append(f"model {model!r} has a floor but is not in the run")
+        elif stats["pass_rate"] is None or stats["pass_rate"] < floor:
+            problems.append(f"model {model!r} passes {stats['pass_rate']} < floor {floor}")
+    return {"schema": SCHEMA, "passed": not problems, "problems": problems, "floors": floors}
+
+
+def write(results: Path, floors: dict[str, float], reference: str, out: Path | None) -> dict:
+    report = check(results, floors, reference)
+    if out and report["passed"]:  # a failed gate leaves no output, so it runs again
+        write_json(out, report)
+    return report
