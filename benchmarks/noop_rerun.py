@@ -41,8 +41,9 @@ def main() -> None:
         root = args.keep or Path(td)
         pairs = args.models * args.tasks
         if not (root / "results" / "manifest.json").exists():
-            root.mkdir(parents=True, exist_ok=True)
-            build_project(root, args.models, args.tasks)
+            if not (root / "config").exists():  # --keep DIR resumes a half-built matrix
+                root.mkdir(parents=True, exist_ok=True)
+                build_project(root, args.models, args.tasks)
             full = sum(snakemake(root, "-q", "--config", f"models=m{m:02d}")[0]
                        for m in range(args.models))
             full += snakemake(root, "-q")[0]
