@@ -40,13 +40,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="wirebench-noop-") as td:
         root = args.keep or Path(td)
         pairs = args.models * args.tasks
-        if not (root / "results" / "manifest.json").exists():
+        built = root / ".first-run-complete"
+        if not built.exists():
             if not (root / "config").exists():  # --keep DIR resumes a half-built matrix
                 root.mkdir(parents=True, exist_ok=True)
                 build_project(root, args.models, args.tasks)
             full = sum(snakemake(root, "-q", "--config", f"models=m{m:02d}")[0]
                        for m in range(args.models))
             full += snakemake(root, "-q")[0]
+            built.touch()
             print(f"first run: {pairs} pairs ({args.models} models x {args.tasks} tasks) "
                   f"in {full:.0f} s = {pairs / full * 60:.0f} pairs/min, one model at a time")
         noop, out = snakemake(root)
