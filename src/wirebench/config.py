@@ -7,6 +7,7 @@ message that names it in both places.
 from __future__ import annotations
 
 import contextlib
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -15,23 +16,32 @@ class ConfigError(Exception):
     """A config that cannot be run; the message names the offending key."""
 
 
+@cache
+def _schema_text(name: str) -> str:
+    return (resources.files("wirebench") / "schemas" / f"{name}.schema.yaml").read_text()
+
+
+@cache
+def validator(name: str):
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema(name))
+
+
 def schema(name: str = "config") -> dict:
     """A committed JSON Schema from src/wirebench/schemas (workflow/schemas links there)."""
     import yaml
 
-    text = (resources.files("wirebench") / "schemas" / f"{name}.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    return yaml.safe_load(_schema_text(name))
 
 
 def check(config: dict) -> dict:
     """Validate against the committed schema and fill defaults; raise ConfigError."""
-    import jsonschema
 
     if not isinstance(config, dict):
         raise ConfigError("config: the top level must be a mapping")
     _coerce_command_line(config)
-    validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    errors = sorted(validator("config").iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []
         for err in errors:

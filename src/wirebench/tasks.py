@@ -149,13 +149,11 @@ def load_task(path: str | Path) -> Task:
 
 
 def _check_meta(meta, meta_path: Path) -> None:
-    import jsonschema
-
-    from .config import schema
+    from .config import validator
 
     if not isinstance(meta, dict):
         raise TaskError(f"{meta_path}: must be a mapping")
-    errors = list(jsonschema.Draft202012Validator(schema("task")).iter_errors(meta))
+    errors = list(validator("task").iter_errors(meta))
     if errors:
         from .config import most_specific
 
