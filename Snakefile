@@ -9,6 +9,12 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+
+
+envvars:
+    *SECRET_ENVVARS,
+
+
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"

@@ -16,8 +16,9 @@ PACKAGE = Path(__file__).resolve().parent
 
 STEP_CODE = {
     "prompt_pack": ["prompt_pack.py", "akcli_backend.py", "tasks.py", "evidence.py"],
-    "generate": ["generate.py", "agents/*.py", "baseline.py", "tasks.py", "evidence.py",
-                 "secrets.py"],
+    # Only what shapes an answer: a refactor of the task loader or of the file writer
+    # must not rerun thousands of paid agent calls.
+    "generate": ["generate.py", "agents/*.py", "baseline.py", "secrets.py"],
     "validate": ["evaluate.py", "akcli_backend.py", "oplist_guard.py", "evidence.py"],
     "apply": ["evaluate.py", "akcli_backend.py", "tasks.py", "evidence.py", "data/akcli.toml",
               "schemas/task.schema.yaml"],

@@ -10,6 +10,7 @@ from wirebench.agents import OFFLINE_KINDS
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
 from wirebench.provenance import config_hash, corpus_hash
+from wirebench.secrets import secret_names
 from wirebench.tasks import TaskError, discover
 
 
@@ -64,6 +65,10 @@ def _skills_variants():
 
 
 SKILLS = _skills_variants()
+# The API keys the models name, handed to cluster jobs through Snakemake's envvars (in
+# their environment, never on disk). Names that are not set are left to the agent to
+# report as an infra_error, so one missing key does not stop the other models.
+SECRET_ENVVARS = sorted({n for e in MODELS.values() for n in secret_names(e) if n in os.environ})
 CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS)
 CONFIG_SHA256 = config_hash({**config, "models": MODELS, "tasks": TASKS})
 # Every provider gets a resource; cap one with --resources provider_<name>=N.

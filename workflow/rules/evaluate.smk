@@ -1,4 +1,7 @@
 # The evaluate stage: validate -> apply -> nets -> score, one job per step and pair.
+# On a cluster the four steps of a pair run as one cluster job (group "evaluate"): each
+# takes well under a second, far less than a cluster job's own start. Local runs ignore
+# groups.
 
 
 rule validate:
@@ -11,6 +14,8 @@ rule validate:
         fingerprint=step_fingerprint("validate"),
     resources:
         akcli=1,
+    group:
+        "evaluate"
     log:
         pair_log("validate"),
     conda:
@@ -41,6 +46,8 @@ rule apply:
         fingerprint=step_fingerprint("apply"),
     resources:
         akcli=1,
+    group:
+        "evaluate"
     log:
         pair_log("apply"),
     conda:
@@ -61,6 +68,8 @@ rule nets:
         fingerprint=step_fingerprint("nets"),
     resources:
         akcli=1,
+    group:
+        "evaluate"
     log:
         pair_log("nets"),
     conda:
@@ -82,6 +91,8 @@ rule score:
         trace=pair_path("trace.json"),
     params:
         fingerprint=step_fingerprint("score"),
+    group:
+        "evaluate"
     log:
         pair_log("score"),
     conda:
