@@ -178,10 +178,15 @@ def _warm_up() -> None:
     import tempfile
     from pathlib import Path
 
-    from . import akcli_backend, cli, generate, provenance, trace  # noqa: F401
+    from . import akcli_backend, cli, criteria, equivalence, generate, provenance, trace  # noqa: F401
+    from .config import validator
     from .evaluate import write_candidate
+    from .fingerprint import fingerprint
 
     provenance.versions()  # cached: importlib.metadata scans every installed package
+    validator("task")      # yaml + jsonschema + the task schema, for every task.yaml
+    fingerprint("score")   # the scorer's hash, which every score.json records
+    import networkx  # noqa: F401  (relabel equivalence, on every pair that missed)
     with tempfile.TemporaryDirectory(prefix="wirebench-warm-") as td:
         sheet, ops = Path(td) / "board.kicad_sch", Path(td) / "ops.json"
         write_candidate({"protocol_version": 2, "target_format": "kicad", "ops": [
