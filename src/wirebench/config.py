@@ -41,16 +41,22 @@ def check(config: dict) -> dict:
     if not isinstance(config, dict):
         raise ConfigError("config: the top level must be a mapping")
     _coerce_command_line(config)
-    errors = sorted(validator("config").iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = []
-        for err in errors:
-            leaf = most_specific(err)
-            where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
-            lines.append(f"config key {where}: {leaf.message}")
-        raise ConfigError("invalid config:\n  " + "\n  ".join(dict.fromkeys(lines)))
+    problems = schema_problems("config", config)
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(f"config {p}" for p in problems))
     config.setdefault("samples", 1)
     return config
+
+
+def schema_problems(name: str, doc) -> list[str]:
+    """`key a.b: message`, one line per way `doc` breaks schema `name`, in key order."""
+    errors = sorted(validator(name).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    lines = []
+    for err in errors:
+        leaf = most_specific(err)
+        where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
+        lines.append(f"key {where}: {leaf.message}")
+    return list(dict.fromkeys(lines))
 
 
 def _coerce_command_line(config: dict) -> None:

@@ -149,20 +149,13 @@ def load_task(path: str | Path) -> Task:
 
 
 def _check_meta(meta, meta_path: Path) -> None:
-    from .config import validator
+    from .config import schema_problems
 
     if not isinstance(meta, dict):
         raise TaskError(f"{meta_path}: must be a mapping")
-    errors = list(validator("task").iter_errors(meta))
-    if errors:
-        from .config import most_specific
-
-        lines = []
-        for err in errors:
-            leaf = most_specific(err)
-            where = ".".join(str(p) for p in leaf.absolute_path) or "(top level)"
-            lines.append(f"{meta_path}: key {where}: {leaf.message}")
-        raise TaskError("\n".join(dict.fromkeys(lines)))
+    problems = schema_problems("task", meta)
+    if problems:
+        raise TaskError("\n".join(f"{meta_path}: {p}" for p in problems))
     ids = [c["id"] for c in meta.get("criteria", [])]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
