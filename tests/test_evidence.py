@@ -36,7 +36,7 @@ def test_the_manifest_lists_every_artifact_with_its_rule_and_hash(run):
     assert paths[f"{pair}/board.kicad_sch"]["rule"] == "apply"
     assert paths["prompts/skills/01-divider.md"]["rule"] == "prompt_pack"
     assert paths["summary.csv"]["rule"] == "summary"
-    assert len(paths) == 2 * len(TASK_IDS) * 9 + len(TASK_IDS) + 3
+    assert len(paths) == 2 * len(TASK_IDS) * 9 + len(TASK_IDS) + 4
     assert wirebench("verify", "results", cwd=run.root).returncode == 0
 
 
