@@ -69,5 +69,10 @@ def test_a_step_error_in_the_worker_reaches_the_caller(tmp_path):
     bad = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--expected",
                str(TASKS / "01-divider" / "expected_nets.json"), "--out", "s.json",
                "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path)
-    assert bad.returncode != 0 and "FileNotFoundError" in bad.stderr
+    assert bad.returncode == 70 and "FileNotFoundError" in bad.stderr
     assert not (tmp_path / "s.json").exists()
+    local = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--expected",
+                 str(TASKS / "01-divider" / "expected_nets.json"), "--out", "s.json",
+                 "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path,
+                 env={"WIREBENCH_WORKER": "0"})
+    assert local.returncode == 70 and "internal error: FileNotFoundError" in local.stderr

@@ -411,10 +411,21 @@ def _symbol_flags(p) -> None:
                    help="config whose `symbols` to use (default: config/config.yaml)")
 
 
+def _internal_error(exc: BaseException) -> int:
+    import traceback
+
+    traceback.print_exc()
+    print(f"wirebench: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["step"]:
-        return _cmd_step(argv[1:])
+        try:
+            return _cmd_step(argv[1:])
+        except Exception as exc:  # a step that crashes is the harness's bug: say so, exit 70
+            return _internal_error(exc)
     args = _parser().parse_args(argv)
     from .config import ConfigError
     from .tasks import TaskError
@@ -424,6 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     except (TaskError, ConfigError, FileNotFoundError, ValueError) as exc:
         print(f"wirebench: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:
+        return _internal_error(exc)
 
 
 if __name__ == "__main__":
