@@ -46,8 +46,8 @@ def test_blocked_is_right_where_the_task_expects_it(tmp_path):
 
 
 def test_a_merge_that_lands_would_fail_the_blocked_task(tmp_path):
-    # Drawing the two grounds as one net some other way than the rail sees is not ok:
-    # a relabel of C2's pin is still a split of the existing nets, and is refused too.
+    # An answer that draws (here: an unrelated part) ends in success, which this task
+    # does not accept: only blocked or human-review-required are right.
     task = TASKS / "15-edit-tie-grounds-blocked"
     r = run(tmp_path, write_ops(tmp_path / "ops.json", [
         {"op": "place_component", "lib_id": "Device:R", "designator": "R1", "x_mil": 3000,

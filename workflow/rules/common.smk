@@ -7,6 +7,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 
 from wirebench.agents import OFFLINE_KINDS
+from wirebench.agents.ops_dir import answer_path
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
 from wirebench.provenance import config_hash, corpus_hash
@@ -119,18 +120,23 @@ def skills_key(entry):
     return os.path.basename(os.path.normpath(skills_dir(entry)))
 
 
+def prompt_of(entry, wildcards):
+    """The prompt pack a model entry reads for this task."""
+    return f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
+
+
 def generate_inputs(wildcards):
     """The task, and what the agent reads: its prompt pack, or its answer file."""
     entry = model_entry(wildcards)
     inputs = {"task": f"{config['tasks_dir']}/{wildcards.task}/task.md"}
     if entry["kind"] not in OFFLINE_KINDS:
-        inputs["prompt"] = f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
+        inputs["prompt"] = prompt_of(entry, wildcards)
     if entry["kind"] == "reference":
         inputs["reference"] = f"{config['tasks_dir']}/{wildcards.task}/reference_ops.json"
     elif entry["kind"] == "ops_dir":
-        answer = f"{entry['dir']}/{wildcards.task}.json"
-        if os.path.exists(answer):
-            inputs["answer"] = answer
+        answer = answer_path(entry, wildcards.task)
+        if answer.is_file():
+            inputs["answer"] = str(answer)
     return inputs
 
 
@@ -139,8 +145,7 @@ def agent_flags(wildcards):
     entry = model_entry(wildcards)
     if entry["kind"] in OFFLINE_KINDS:
         return ""
-    prompt = f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
-    return (f"--prompt {prompt} --skills {shlex.quote(skills_dir(entry))}"
+    return (f"--prompt {prompt_of(entry, wildcards)} --skills {shlex.quote(skills_dir(entry))}"
             f" --symbols {' '.join(map(shlex.quote, SYMBOLS))}")
 
 
