@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -55,6 +56,25 @@ class Project:
 
     def score(self, model: str, task: str, sample: int = 1) -> dict:
         return json.loads((self.pair(model, task, sample) / "score.json").read_text())
+
+    def pending(self) -> set[str]:
+        """Outputs Snakemake itself still marks as being written (its incomplete markers).
+        After a kill, an output not in here is one Snakemake recorded as finished."""
+        marks = self.root / ".snakemake" / "incomplete"
+        names = set()
+        for p in marks.glob("*") if marks.is_dir() else []:
+            try:
+                names.add(base64.b64decode(p.name.replace("-", "/").encode() + b"==").decode())
+            except (ValueError, UnicodeDecodeError):
+                names.add(p.name)
+        return names
+
+    def finished_scores(self, model: str) -> dict[str, tuple[bytes, int]]:
+        """task -> (bytes, mtime) of each score.json that Snakemake recorded as finished."""
+        pending = self.pending()
+        return {p.parent.parent.name: (p.read_bytes(), p.stat().st_mtime_ns)
+                for p in (self.root / "results" / "runs" / model).glob("*/1/score.json")
+                if not any(str(p).endswith(name) for name in pending)}
 
     def summary(self):
         import pandas as pd

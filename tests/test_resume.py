@@ -3,7 +3,6 @@ recomputed, no agent call is repeated for a finished pair, nothing is half-writt
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import signal
@@ -20,18 +19,6 @@ with open(sys.argv[1], "a") as fh:
 time.sleep(0.6)
 shutil.copy(os.environ["TASK_FILE"].replace("task.md", "reference_ops.json"), os.environ["OPS_OUT"])
 """
-
-
-def incomplete(root) -> set[str]:
-    """Outputs Snakemake itself still marks as being written."""
-    marks = root / ".snakemake" / "incomplete"
-    names = set()
-    for p in marks.glob("*") if marks.is_dir() else []:
-        try:
-            names.add(base64.b64decode(p.name.replace("-", "/").encode() + b"==").decode())
-        except (ValueError, UnicodeDecodeError):
-            names.add(p.name)
-    return names
 
 
 def test_kill_9_then_resume(tmp_path):
@@ -55,10 +42,7 @@ def test_kill_9_then_resume(tmp_path):
     run.wait()
 
     # What had finished when the run died: score written and not marked incomplete.
-    pending = incomplete(project.root)
-    finished = {p.parent.parent.name: (p.read_bytes(), p.stat().st_mtime_ns)
-                for p in runs.glob("*/1/score.json")
-                if not any(str(p).endswith(name) for name in pending)}
+    finished = project.finished_scores("slow")
     assert 1 <= len(finished) < len(tasks), "the kill must land mid-run"
     calls_before = calls.read_text().split()
 
