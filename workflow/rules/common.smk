@@ -164,3 +164,25 @@ def skills_files(wildcards):
 
 def step_fingerprint(step):
     return fingerprint(step)
+
+
+# Snakemake's job-rate limiter re-arms a timer after every scheduling round, and each
+# timer that fires runs a round and arms another: the rounds per second grow with the
+# jobs finished so far, which made the scheduler, not the steps, the cost of a large
+# matrix. The profiles stretch the limiter's timespan to slow that down; here the
+# leftover timers, which only wake the scheduler, are stopped so Snakemake does not
+# wait them out at exit.
+def stop_scheduler_timers():
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
+
+
+onsuccess:
+    stop_scheduler_timers()
+
+
+onerror:
+    stop_scheduler_timers()
