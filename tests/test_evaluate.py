@@ -170,3 +170,27 @@ def test_arrange_postcheck_refuses_a_wire_across_groups(tmp_path):
                                      ["groups"]), task)
     assert result["applied"] and result["score"] == 0.0 and not result["passed"]
     assert any(e.startswith("postcheck arrange --groups failed") for e in result["errors"])
+
+
+def test_akcli_calls_in_one_process_match_the_akcli_command(tmp_path):
+    """wirebench builds akcli's parser once per process; each call must still parse
+    afresh, after a bad call too, and answer as the `akcli` command does."""
+    import subprocess
+
+    from wirebench import akcli_backend
+
+    sheet = tmp_path / "board.kicad_sch"
+    akcli_backend.new_sheet(sheet)
+    good = str(DIVIDER / "reference_ops.json")
+    bad = str(write_ops(tmp_path / "bad.json", [{"op": "add_wire", "from": [0, 0]}]))
+    symbols = akcli_backend.symbol_args(SYMBOLS)
+    calls = [("ops", "validate", bad), ("ops", "validate", good),
+             ("draw", str(sheet), "--no-such-flag"),
+             ("draw", str(sheet), "--ops", good, "--no-erc", *symbols),  # a dry run
+             ("nets", str(sheet))]
+    for argv in calls:
+        here = akcli_backend.run(*argv)
+        there = subprocess.run(["akcli", "-C", akcli_backend._config_file(), "--json", *argv],
+                               capture_output=True, text=True)
+        assert (here.rc, here.json()) == (there.returncode, json.loads(there.stdout)), argv
+    assert akcli_backend.run("ops", "validate", bad).rc != 0
