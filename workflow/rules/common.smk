@@ -166,12 +166,8 @@ def step_fingerprint(step):
     return fingerprint(step)
 
 
-# Snakemake's job-rate limiter re-arms a timer after every scheduling round, and each
-# timer that fires runs a round and arms another: the rounds per second grow with the
-# jobs finished so far, which made the scheduler, not the steps, the cost of a large
-# matrix. The profiles stretch the limiter's timespan to slow that down; here the
-# leftover timers, which only wake the scheduler, are stopped so Snakemake does not
-# wait them out at exit.
+# The job-rate limiter's timers only wake the scheduler (why the profiles stretch their
+# span: profiles/default/config.yaml); stop the leftovers so exit does not wait them out.
 def stop_scheduler_timers():
     import threading
 
