@@ -76,3 +76,28 @@ def test_a_step_error_in_the_worker_reaches_the_caller(tmp_path):
                  "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path,
                  env={"WIREBENCH_WORKER": "0"})
     assert local.returncode == 70 and "internal error: FileNotFoundError" in local.stderr
+
+
+def test_servers_are_reused_and_one_that_crashed_is_never_used_again(tmp_path):
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+
+    def validate(name):
+        reply = worker.call(["validate", "--ops", str(ops), "--out", str(tmp_path / name)])
+        assert reply is not None and reply["rc"] == 0, reply
+        assert json.loads((tmp_path / name).read_text())["valid"] is True
+        return reply["server"]
+
+    # One request at a time: the server that took one is free for the next, so a handful
+    # of servers (the busy one and the spare the parent keeps) answer all ten.
+    before = [validate(f"v{i}.json") for i in range(10)]
+    assert len(set(before)) <= 2, before
+
+    crash = worker.call(["score", "--validate", "x", "--apply", "x", "--nets", "x",
+                         "--expected", str(TASKS / "01-divider" / "expected_nets.json"),
+                         "--out", str(tmp_path / "s.json"), "--model", "m", "--task", "t",
+                         "--sample", "1"])
+    assert crash["rc"] == 70 and "FileNotFoundError" in crash["stderr"]
+    after = [validate(f"w{i}.json") for i in range(10)]
+    assert crash["server"] not in after
