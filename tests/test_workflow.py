@@ -179,3 +179,18 @@ def test_lint_is_clean():
     proc = subprocess.run(["snakemake", "--lint"], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
     assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
+
+
+def test_steps_run_the_wirebench_that_the_workflow_imported(project, tmp_path):
+    # A different `wirebench` first on PATH, as a stale install elsewhere would be: the
+    # rules must still run the package the workflow imported (and fingerprinted).
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "wirebench").write_text("#!/bin/sh\necho 'not this wirebench' >&2\nexit 3\n")
+    (other / "wirebench").chmod(0o755)
+    import os
+
+    project.configure({"reference": {"kind": "reference"}}, tasks=["01-divider"])
+    project.snakemake(env={"PATH": f"{other}:{os.environ['PATH']}"})
+    assert project.score("reference", "01-divider")["passed"] is True
+    assert (project.root / "results" / "report.html").is_file()
