@@ -157,6 +157,17 @@ def test_a_missing_tasks_dir_stops_the_run(project, tmp_path):
     assert f"tasks dir not found: {tmp_path / 'nope'}" in proc.stdout + proc.stderr
 
 
+def test_a_missing_symbol_library_stops_the_run_naming_it(project, tmp_path):
+    from conftest import SYMBOLS
+
+    project.configure({"reference": {"kind": "reference"}},
+                      symbols=[*SYMBOLS, str(tmp_path / "Gone.kicad_sym")])
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert (f"config key symbols: cannot read {tmp_path / 'Gone.kicad_sym'}: "
+            "No such file or directory") in proc.stdout + proc.stderr
+
+
 def test_a_bad_value_and_an_unknown_key_are_named(project):
     project.configure({"reference": {"kind": "reference"}}, samples=0, sampels=3)
     proc = project.snakemake("-n", check=False)

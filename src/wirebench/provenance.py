@@ -40,6 +40,13 @@ def corpus_hash(tasks_dir: Path, tasks: list[str]) -> str:
                                   for t in sorted(tasks)).encode())
 
 
+def libraries_hash(paths: list[str]) -> str:
+    """One hash over the symbol libraries: each one's file name (akcli's nickname for
+    it) and bytes. Not their folders or mtimes: a clone or a touch changes nothing."""
+    parts = sorted(f"{Path(p).name}:{sha256_bytes(Path(p).read_bytes())}" for p in paths)
+    return sha256_bytes("\n".join(parts).encode())
+
+
 def config_hash(config: dict) -> str:
     """The config holds no secrets (only the names of variables that do)."""
     return sha256_bytes(dumps(config).encode())

@@ -12,7 +12,7 @@ from wirebench.agents import OFFLINE_KINDS
 from wirebench.agents.ops_dir import answer_path
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
-from wirebench.provenance import config_hash, corpus_hash
+from wirebench.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.secrets import secret_names
 from wirebench.tasks import TaskError, discover
 
@@ -38,6 +38,10 @@ def _load_matrix():
 MODELS, TASKS = _load_matrix()
 SAMPLES = list(range(1, config["samples"] + 1))
 SYMBOLS = config["symbols"]
+try:
+    SYMBOLS_SHA256 = libraries_hash(SYMBOLS)
+except OSError as exc:
+    raise WorkflowError(f"config key symbols: cannot read {exc.filename}: {exc.strerror}")
 PAIR = "results/runs/{model}/{task}/{sample}"
 
 
