@@ -5,10 +5,10 @@ shipped corpus), runs it once for real, then times `snakemake --cores 2` again (
 to do) and a dry run. Target: a no-op rerun of <= 15 s on 2 cores.
 
 The first run goes one model at a time (`--config models=mNN`), then once over the whole
-matrix for the summary: Snakemake's own cost per job grows with the size of the DAG
-(measured here: ~25 ms a job at 1,000 jobs, ~250 ms at 10,000), so one 10,000-job run
-takes hours where twenty 500-job runs take minutes. The no-op rerun is over the whole
-matrix at once.
+matrix for the summary: without `scheduler-subsample` (in profiles/default now)
+Snakemake's own cost per job grew with the number of ready jobs (measured here: ~25 ms a
+job at 1,000 jobs, ~200 ms with 2,000 ready in a 10,000-job DAG), so twenty 500-job runs
+were the safe way to build. The no-op rerun is over the whole matrix at once.
 
     python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR]
 """

@@ -177,8 +177,8 @@ def serve(path: str) -> None:
 def _run_server(listener, report_to: int) -> None:
     """In a forked server: run requests one after another. Never returns.
 
-    A fork per step ran the same steps 1.7x slower than one process that runs them in
-    turn (copy-on-write faults on the warm heap, every time), so a server is reused.
+    A fork per step ran the same steps 1.7x slower than one forked process that runs
+    them in turn (216 validate/apply/nets steps: 18-21 s of CPU against 11-12 s).
     Each step still gets its own cwd and captured stdout and stderr; akcli is built to be
     called in-process again and again (its own harness does that); and a step that
     crashed retires its server, so no broken state reaches the next step.
@@ -247,7 +247,7 @@ def _unlink(path: str) -> None:
 
 def _warm_up() -> None:
     """Run each akcli command once, so every module akcli imports lazily is loaded here,
-    in the parent, and not again in every forked child."""
+    in the parent, and not again in every server."""
     import tempfile
     from pathlib import Path
 
