@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 from conftest import REPO, TASKS
@@ -199,8 +200,6 @@ def test_steps_run_the_wirebench_that_the_workflow_imported(project, tmp_path):
     other.mkdir()
     (other / "wirebench").write_text("#!/bin/sh\necho 'not this wirebench' >&2\nexit 3\n")
     (other / "wirebench").chmod(0o755)
-    import os
-
     project.configure({"reference": {"kind": "reference"}}, tasks=["01-divider"])
     project.snakemake(env={"PATH": f"{other}:{os.environ['PATH']}"})
     assert project.score("reference", "01-divider")["passed"] is True

@@ -7,7 +7,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from .evidence import dumps, sha256_bytes
+from .evidence import dumps, sha256_bytes, sha256_file
 
 
 @cache
@@ -43,7 +43,7 @@ def corpus_hash(tasks_dir: Path, tasks: list[str]) -> str:
 def libraries_hash(paths: list[str]) -> str:
     """One hash over the symbol libraries: each one's file name (akcli's nickname for
     it) and bytes. Not their folders or mtimes: a clone or a touch changes nothing."""
-    parts = sorted(f"{Path(p).name}:{sha256_bytes(Path(p).read_bytes())}" for p in paths)
+    parts = sorted(f"{Path(p).name}:{sha256_file(p)}" for p in paths)
     return sha256_bytes("\n".join(parts).encode())
 
 

@@ -145,7 +145,6 @@ def serve(path: str) -> None:
     listener.settimeout(IDLE_SECONDS)  # idle servers leave by themselves
     reports, report_to = os.pipe()
     servers: dict[int, int] = {}  # pid -> IDLE or BUSY, as each server last reported
-    pending = b""
     try:
         while True:
             if IDLE not in servers.values():
@@ -156,15 +155,12 @@ def serve(path: str) -> None:
                     _run_server(listener, report_to)
                 servers[pid] = IDLE
             ready, _, _ = select.select([reports], [], [], IDLE_SECONDS)
-            if ready:
-                pending += os.read(reports, 4096)
-                whole = len(pending) - len(pending) % REPORT.size
-                for pid, state in REPORT.iter_unpack(pending[:whole]):
+            if ready:  # whole records only: each write is atomic, 4096 a multiple of 8
+                for pid, state in REPORT.iter_unpack(os.read(reports, 4096)):
                     if state == GONE:
                         servers.pop(pid, None)
                     elif pid in servers:
                         servers[pid] = state
-                pending = pending[whole:]
             for pid in _reap():  # also servers that died without a word
                 servers.pop(pid, None)
             if not ready and BUSY not in servers.values():
