@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from workflow_overhead import REPO, SNAKEMAKE
 
 AGENT = """
 import os, shutil, sys, time
@@ -63,7 +63,7 @@ def run(agents: int, sleep: float, extra: list[str]) -> tuple[float, int, float]
     with tempfile.TemporaryDirectory(prefix="wirebench-conc-") as td:
         root = Path(td)
         log = build(root, agents, sleep)
-        base = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root), "--cores", "16",
+        base = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root), "--cores", "16",
                 "-q"]
         # The prompt packs first (akcli work, CPU-bound, 2 at a time), so that every agent
         # call is ready at once and the span measures the calls, not the packs.

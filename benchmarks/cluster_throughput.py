@@ -16,7 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from workflow_overhead import REPO, SNAKEMAKE
+
 FAST = ["--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks",
         "1", "--latency-wait", "5"]
 
@@ -33,7 +34,7 @@ def project(root: Path, tasks: list[str]) -> Path:
 
 def timed(root: Path, *args: str) -> float:
     start = time.perf_counter()
-    subprocess.run(["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root), "--cores", "2",
+    subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root), "--cores", "2",
                     "-q", *args], check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - start

@@ -8,27 +8,40 @@ The first run goes one model at a time (`--config models=mNN`), then once over t
 matrix for the summary: without `scheduler-subsample` (in profiles/default now)
 Snakemake's own cost per job grew with the number of ready jobs (measured here: ~25 ms a
 job at 1,000 jobs, ~200 ms with 2,000 ready in a 10,000-job DAG), so twenty 500-job runs
-were the safe way to build. The no-op rerun is over the whole matrix at once.
+were the safe way to build. The no-op rerun is over the whole matrix at once, --repeats
+times (the median is printed).
 
-    python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR]
+Snakemake imports every installed executor plugin at start: the `cluster` extra's
+Kubernetes and Slurm plugins add about 0.7 s of imports (and Slurm's `scontrol` call waits
+9 s when a Slurm controller is installed but down). The script names the plugins it found,
+so compare figures from the same environment; the README's default install has none.
+
+    python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from workflow_overhead import REPO, build_project
+from workflow_overhead import REPO, SNAKEMAKE, build_project
 
 
 def snakemake(root: Path, *args: str) -> tuple[float, str]:
     start = time.perf_counter()
-    proc = subprocess.run(["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+    proc = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root),
                            "--cores", "2", *args], capture_output=True, text=True, check=True)
     return time.perf_counter() - start, proc.stdout + proc.stderr
+
+
+def executor_plugins() -> list[str]:
+    return sorted(d.metadata["Name"] for d in importlib.metadata.distributions()
+                  if d.metadata["Name"].startswith("snakemake-executor-plugin-"))
 
 
 def main() -> None:
@@ -36,6 +49,7 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=20)
     ap.add_argument("--tasks", type=int, default=100)
     ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reuse if built)")
+    ap.add_argument("--repeats", type=int, default=3, help="no-op reruns to time")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="wirebench-noop-") as td:
         root = args.keep or Path(td)
@@ -51,10 +65,15 @@ def main() -> None:
             built.touch()
             print(f"first run: {pairs} pairs ({args.models} models x {args.tasks} tasks) "
                   f"in {full:.0f} s = {pairs / full * 60:.0f} pairs/min, one model at a time")
-        noop, out = snakemake(root)
-        assert "Nothing to be done" in out, out[-2000:]
+        noops = []
+        for _ in range(args.repeats):
+            seconds, out = snakemake(root)
+            assert "Nothing to be done" in out, out[-2000:]
+            noops.append(seconds)
         dry, _ = snakemake(root, "-n")
-    print(f"no-op rerun (nothing to be done): {noop:5.1f} s   (target <= 15 s)")
+    print(f"executor plugins installed: {', '.join(executor_plugins()) or 'none'}")
+    print(f"no-op rerun (nothing to be done): {statistics.median(noops):5.1f} s   "
+          f"(median of {' '.join(f'{s:.1f}' for s in noops)}; target <= 15 s)")
     print(f"dry run:                          {dry:5.1f} s")
 
 

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# The snakemake of the interpreter running this script, whatever PATH says.
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def build_project(root: Path, models: int, tasks: int) -> list[str]:
@@ -48,7 +50,7 @@ def build_project(root: Path, models: int, tasks: int) -> list[str]:
 
 def run_workflow(root: Path, cores: int, env: dict) -> float:
     start = time.perf_counter()
-    subprocess.run(["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(root),
+    subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root),
                     "--cores", str(cores), "-q"], env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start

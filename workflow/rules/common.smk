@@ -1,8 +1,8 @@
-# Config loading, the matrix, and the path helpers every rule uses.
+# The Snakemake process's tuning, config loading, the matrix, and the path helpers every
+# rule uses.
 import glob
 import json
 import shlex
-import sys
 
 import yaml
 from snakemake.exceptions import WorkflowError
@@ -14,7 +14,20 @@ from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.fingerprint import fingerprint
 from wirebench.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.secrets import secret_names
+from wirebench.snakemake_process import (
+    job_shell_prefix,
+    spare_the_collector,
+    stop_scheduler_timers,
+)
 from wirebench.tasks import TaskError, discover
+
+
+# The Snakemake process itself: fewer collector passes over the DAG, and job shells that
+# start `wirebench` with this interpreter (under --sdm conda a job's own environment
+# provides `wirebench`). Why and what each saves: wirebench/snakemake_process.py.
+spare_the_collector()
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    shell.prefix(job_shell_prefix())
 
 
 def _load_matrix():
@@ -90,26 +103,6 @@ wildcard_constraints:
     model=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     task=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     sample=r"\d+",
-
-
-def fast_wirebench():
-    """Rules call `wirebench ...`, and pip's `wirebench` script imports `re` before
-    anything else: 12 of a step's 34 ms of CPU here, on every one of thousands of jobs.
-    So in each job's shell, `wirebench` is a function that starts wirebench.cli with the
-    interpreter running this workflow, which has just imported wirebench: steps run the
-    very code the fingerprints hash. -P keeps the project folder from shadowing a module.
-    The rules' command text, which Snakemake's code trigger compares, stays as it is.
-    Under --sdm conda a job's own environment provides `wirebench`."""
-    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:
-        return
-    main = "import sys; from wirebench.cli import main; sys.exit(main())"
-    function = f'wirebench() {{ {shlex.quote(sys.executable)} -P -c {shlex.quote(main)} "$@"; }}'
-    # shell.prefix() formats its text like a command: braces are doubled to stay braces.
-    escaped = function.replace("{", "{{").replace("}", "}}")
-    shell.prefix(f"set -euo pipefail; {escaped}; ")
-
-
-fast_wirebench()
 
 
 def pair_path(name):
@@ -190,16 +183,6 @@ def skills_files(wildcards):
 
 def step_fingerprint(step):
     return fingerprint(step)
-
-
-# The job-rate limiter's timers only wake the scheduler (why the profiles stretch their
-# span: profiles/default/config.yaml); stop the leftovers so exit does not wait them out.
-def stop_scheduler_timers():
-    import threading
-
-    for thread in threading.enumerate():
-        if isinstance(thread, threading.Timer):
-            thread.cancel()
 
 
 onsuccess:
