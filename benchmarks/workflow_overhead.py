@@ -61,8 +61,8 @@ def run_loop(root: Path, models: int, task_ids: list[str]) -> float:
     code = (
         "import sys, time; from pathlib import Path\n"
         "start = time.perf_counter()\n"
-        "from wirebench.generate import generate\n"
-        "from wirebench.evaluate import evaluate_pair\n"
+        "from wirebench.steps.generate import generate\n"
+        "from wirebench.steps.pair import evaluate_pair\n"
         "root = Path(sys.argv[1]); models = int(sys.argv[2]); tasks = sys.argv[3:]\n"
         f"symbols = sorted(str(p) for p in Path({str(REPO)!r}, 'symbols').glob('*.kicad_sym'))\n"
         "for m in range(models):\n"

@@ -186,7 +186,7 @@ def test_no_secret_reaches_results_metadata_or_logs(agent_run):
 def test_the_environment_is_scrubbed(tmp_path, monkeypatch):
     from wirebench.agents.answer import TurnContext
     from wirebench.agents.command import answer
-    from wirebench.tasks import load_task
+    from wirebench.corpus.tasks import load_task
 
     monkeypatch.setenv("WB_ALLOWED", "yes")
     monkeypatch.setenv("WB_HIDDEN", "no")

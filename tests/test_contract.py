@@ -10,9 +10,9 @@ import pytest
 import yaml
 from conftest import SYMBOLS, TASKS, reference_ops, write_ops
 
-from wirebench.corpus import check_corpus
-from wirebench.evaluate import evaluate_pair
-from wirebench.tasks import TaskError, load_task
+from wirebench.corpus.tasks import TaskError, load_task
+from wirebench.steps.pair import evaluate_pair
+from wirebench.steps.tasks_check import check_corpus
 
 
 def run(tmp_path: Path, ops_path: Path, task: Path) -> dict:

@@ -8,7 +8,7 @@ import subprocess
 
 from conftest import REPO, SYMBOLS, TASKS
 
-from wirebench.corpus import check_corpus
+from wirebench.steps.tasks_check import check_corpus
 
 
 def test_every_shipped_reference_scores_one():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import SYMBOLS, TASKS, reference_ops, write_ops
 
-from wirebench.evaluate import evaluate_pair
+from wirebench.steps.pair import evaluate_pair
 
 DIVIDER = TASKS / "01-divider"
 
@@ -177,7 +177,7 @@ def test_akcli_calls_in_one_process_match_the_akcli_command(tmp_path):
     afresh, after a bad call too, and answer as the `akcli` command does."""
     import subprocess
 
-    from wirebench import akcli_backend
+    from wirebench.runtime import akcli_backend
 
     sheet = tmp_path / "board.kicad_sch"
     akcli_backend.new_sheet(sheet)

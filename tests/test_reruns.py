@@ -108,7 +108,7 @@ def test_a_model_entry_change_reruns_only_that_model(world):
 
 def test_scoring_code_change_reruns_only_score_jobs(world):
     _, root, _ = world
-    with edit(root / "pkg" / "wirebench" / "scoring.py", lambda b: b + b"\n# tweak\n"):
+    with edit(root / "pkg" / "wirebench" / "verify" / "scoring.py", lambda b: b + b"\n# tweak\n"):
         assert dry(world) == {"score": 6, **REST}
 
 

@@ -1,6 +1,6 @@
 """The scoring rule, without akcli: named nets by exact membership, '#' pins dropped."""
 
-from wirebench.scoring import compare, observed_named_nets
+from wirebench.verify.scoring import compare, observed_named_nets
 
 EXPECTED = {"VIN": frozenset({"R1.1"}), "VOUT": frozenset({"R1.2", "R2.1"}),
             "GND": frozenset({"R2.2"})}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from wirebench.stats import mcnemar_exact, pass_at_k, pass_hat_k, wilson
+from wirebench.reports.stats import mcnemar_exact, pass_at_k, pass_hat_k, wilson
 
 
 def test_mcnemar_exact_hand_computed():

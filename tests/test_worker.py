@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from conftest import SYMBOLS, TASKS
 
-from wirebench import worker
+from wirebench.runtime import worker_client as worker
 
 
 def step(*args, cwd, env=None):

@@ -16,117 +16,13 @@ import sys
 
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 70
 
-_STEP_PARSER = None
-
-
-def _step_parser():
-    """Built once a process: a warm worker's server parses thousands of steps (2.6 ms a
-    build here)."""
-    global _STEP_PARSER
-    if _STEP_PARSER is None:
-        _STEP_PARSER = _build_step_parser()
-    return _STEP_PARSER
-
-
-def _build_step_parser():
-    import argparse
-    from pathlib import Path
-
-    p = argparse.ArgumentParser(prog="wirebench step", description="one per-pair step")
-    sub = p.add_subparsers(dest="step", required=True)
-
-    g = sub.add_parser("generate", help="the agent answers the task: ops.json + agent.json")
-    g.add_argument("--model", required=True)
-    g.add_argument("--kind", required=True, help="the model entry's kind")
-    g.add_argument("--agent", required=True, help="the model entry, as JSON")
-    g.add_argument("--task", required=True, type=Path)
-    g.add_argument("--sample", required=True, type=int)
-    g.add_argument("--ops", required=True, type=Path)
-    g.add_argument("--agent-out", required=True, type=Path)
-    g.add_argument("--prompt", type=Path, help="the prompt pack (agents that read one)")
-    g.add_argument("--skills", type=Path, help="the skills folder the model entry uses")
-    g.add_argument("--symbols", nargs="*", default=(), help="for the repair loop's checks")
-
-    pp = sub.add_parser("prompt", help="build the prompt pack of one task")
-    pp.add_argument("--task", required=True, type=Path)
-    pp.add_argument("--skills", required=True, type=Path)
-    pp.add_argument("--symbols", nargs="+", required=True)
-    pp.add_argument("--out", required=True, type=Path)
-
-    v = sub.add_parser("validate", help="akcli ops validate + path guard: validate.json")
-    v.add_argument("--ops", required=True, type=Path)
-    v.add_argument("--out", required=True, type=Path)
-
-    a = sub.add_parser("apply", help="akcli new + draw --apply --strict-nets + post-checks")
-    a.add_argument("--ops", required=True, type=Path)
-    a.add_argument("--validate", required=True, type=Path)
-    a.add_argument("--task", required=True, type=Path)
-    a.add_argument("--symbols", nargs="+", required=True)
-    a.add_argument("--sheet", required=True, type=Path)
-    a.add_argument("--svg", type=Path, help="also render the sheet here")
-    a.add_argument("--out", required=True, type=Path)
-
-    n = sub.add_parser("nets", help="akcli nets --json: nets.json")
-    n.add_argument("--sheet", required=True, type=Path)
-    n.add_argument("--out", required=True, type=Path)
-
-    s = sub.add_parser("score", help="named nets vs expected: score.json")
-    for name in ("validate", "apply", "nets", "expected", "out"):
-        s.add_argument(f"--{name}", required=True, type=Path)
-    s.add_argument("--agent", type=Path, help="agent.json: the agent's account")
-    s.add_argument("--trace", type=Path, help="also write the pair's trace.json here")
-    s.add_argument("--model", required=True)
-    s.add_argument("--task", required=True)
-    s.add_argument("--sample", required=True, type=int)
-    return p
-
-
-def run_step(argv: list[str]) -> int:
-    """Run one step in this process (the worker and the local fallback both land here)."""
-    import json
-    from pathlib import Path
-
-    from . import evaluate
-
-    args = _step_parser().parse_args(argv)
-    if args.step != "prompt":  # per-pair steps: clear what a killed earlier try left
-        from .evidence import sweep
-
-        sweep(Path(args.ops if args.step == "generate" else args.out).parent)
-    if args.step == "generate":
-        from .generate import generate
-
-        generate(args.model, json.loads(args.agent), args.task, args.sample, args.ops,
-                 args.agent_out, prompt=args.prompt, skills=args.skills, symbols=args.symbols)
-    elif args.step == "prompt":
-        from .prompt_pack import write
-
-        write(args.task, args.skills, args.symbols, args.out)
-    elif args.step == "validate":
-        evaluate.validate(args.ops, args.out)
-    elif args.step == "apply":
-        evaluate.apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out,
-                       args.svg)
-    elif args.step == "nets":
-        evaluate.nets(args.sheet, args.out)
-    elif args.step == "score":
-        evaluate.score(args.validate, args.apply, args.nets, args.expected, args.out,
-                       {"model": args.model, "task": args.task, "sample": args.sample},
-                       agent=args.agent)
-        if args.trace:
-            from .trace import write
-
-            write(args.out.parent, args.trace)
-    return 0
-
-
 def _in_worker(argv: list[str]) -> bool:
     """Steps that may run in the warm worker: all but agents that need the environment
     (API keys) or may run for minutes. Those run in their own process."""
     if "-h" in argv or "--help" in argv:
         return False
     if argv[:1] == ["generate"]:
-        from .agents import OFFLINE_KINDS
+        from wirebench.agents import OFFLINE_KINDS
 
         kind = argv[argv.index("--kind") + 1] if "--kind" in argv[:-1] else None
         return kind in OFFLINE_KINDS
@@ -135,18 +31,20 @@ def _in_worker(argv: list[str]) -> bool:
 
 def _cmd_step(argv: list[str]) -> int:
     if _in_worker(argv):
-        from .worker import call
+        from wirebench.runtime.worker_client import call
 
         reply = call(argv)
         if reply is not None:
             sys.stdout.write(reply["stdout"])
             sys.stderr.write(reply["stderr"])
             return reply["rc"]
+    from wirebench.steps.dispatch import run_step
+
     return run_step(argv)
 
 
 def _default_symbols(config_path) -> list[str]:
-    from .config import load_config
+    from wirebench.config import load_config
 
     return load_config(config_path)["symbols"]
 
@@ -156,8 +54,8 @@ def _cmd_score(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from .evaluate import evaluate_pair
-    from .tasks import load_task
+    from wirebench.corpus.tasks import load_task
+    from wirebench.steps.pair import evaluate_pair
 
     task = load_task(args.task)
     symbols = args.symbols or _default_symbols(args.config)
@@ -180,7 +78,7 @@ def _cmd_score(args) -> int:
 def _cmd_tasks_check(args) -> int:
     import json
 
-    from .corpus import check_corpus
+    from wirebench.steps.tasks_check import check_corpus
 
     symbols = args.symbols or _default_symbols(args.config)
     report = check_corpus(args.dir, symbols)
@@ -199,7 +97,7 @@ def _cmd_tasks_check(args) -> int:
 
 
 def _cmd_summary(args) -> int:
-    from .summary import write_summary
+    from wirebench.reports.summary import write_summary
 
     write_summary(args.runs, args.models.split(","), args.tasks.split(","), args.samples,
                   args.csv, args.scorecard, {"corpus_sha256": args.corpus_sha256,
@@ -208,14 +106,14 @@ def _cmd_summary(args) -> int:
 
 
 def _cmd_manifest(args) -> int:
-    from .manifest import write
+    from wirebench.evidence.manifest import write
 
     write(args.results, args.models.split(","), args.tasks.split(","), args.samples, args.out)
     return 0
 
 
 def _cmd_verify(args) -> int:
-    from .manifest import verify
+    from wirebench.evidence.manifest import verify
 
     problems = verify(args.results)
     for line in problems:
@@ -230,9 +128,9 @@ def _cmd_replay(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from .archive import unpack
-    from .config import load_config
-    from .trace import replay
+    from wirebench.config import load_config
+    from wirebench.evidence.archive import unpack
+    from wirebench.steps.replay import replay
 
     config = load_config(args.config)
     with tempfile.TemporaryDirectory(prefix="wirebench-unpack-") as td:
@@ -253,8 +151,8 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_archive(args) -> int:
-    from .archive import create
-    from .config import load_config
+    from wirebench.config import load_config
+    from wirebench.evidence.archive import create
 
     made = create(args.results, args.config, load_config(args.config)["tasks_dir"], args.out)
     print(f"archived {made['run_id']} -> {made['archive']}")
@@ -264,8 +162,8 @@ def _cmd_archive(args) -> int:
 def _cmd_compare(args) -> int:
     import json
 
-    from .compare import markdown, run
-    from .evidence import write_bytes_atomic, write_json
+    from wirebench.evidence.files import write_bytes_atomic, write_json
+    from wirebench.reports.compare import markdown, run
 
     if (args.b is None) == (args.models is None):
         raise ValueError("compare takes two runs (A B), or one run and --models M1 M2")
@@ -279,7 +177,7 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_history(args) -> int:
-    from .history import write
+    from wirebench.reports.history import write
 
     rows = write(args.archive, args.out)
     print(f"{len(rows)} model-run rows -> {args.out}/history.csv, history.svg")
@@ -287,7 +185,7 @@ def _cmd_history(args) -> int:
 
 
 def _cmd_gate(args) -> int:
-    from .gate import write
+    from wirebench.reports.gate import write
 
     floors = {}
     for item in args.floor or []:
@@ -301,7 +199,7 @@ def _cmd_gate(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import write_report
+    from wirebench.reports.report import write_report
 
     write_report(args.summary, args.scorecard, args.out, args.html, args.runs, args.tasks_dir,
                  args.archive)
@@ -315,7 +213,7 @@ def _parser():
     p = argparse.ArgumentParser(prog="wirebench", description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 2)[2])
-    from . import __version__
+    from wirebench import __version__
 
     p.add_argument("--version", action="version", version=f"wirebench {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -438,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # a step that crashes is the harness's bug: say so, exit 70
             return _internal_error(exc)
     args = _parser().parse_args(argv)
-    from .config import ConfigError
-    from .tasks import TaskError
+    from wirebench.config import ConfigError
+    from wirebench.corpus.tasks import TaskError
 
     try:
         return args.func(args)

@@ -10,25 +10,17 @@ captured output; one that crashed, or has run REQUESTS_PER_SERVER, makes way for
 fresh fork.
 
 The worker is an optimisation, never a dependency: when there is none, or it does not
-answer, the step runs in its own process with the same code. The socket's name is a hash
-of the interpreter and of the wirebench and akcli files (sizes and mtimes), so after an
-edit or an upgrade steps talk to a fresh worker and the stale one idles out.
-Set WIREBENCH_WORKER=0 to run every step in its own process.
+answer, the step runs in its own process with the same code. The client half (the socket's
+name, `call`, starting a worker) is wirebench/runtime/worker_client.py.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import struct
 import sys
-import zlib
-from _socket import AF_UNIX, SOCK_STREAM, socket
 
-# This module is on every step's start-up path, so the client half imports only what is
-# nearly free: the C `_socket` (the `socket` module pulls in enum and selectors, 7 ms),
-# no pathlib (15 ms here), no json, hashlib or contextlib. Requests travel as marshal
-# data between two processes of the same interpreter, over a socket in a 0700 folder.
+from wirebench.runtime.worker_client import recv, send
 
 IDLE_SECONDS = 30
 # A server makes way for a fresh one after this many steps, so that whatever a step
@@ -39,90 +31,6 @@ REQUESTS_PER_SERVER = 1000
 # size is atomic, so reports from many servers never interleave.
 REPORT = struct.Struct("!ii")
 IDLE, BUSY, GONE = 0, 1, 2
-# The worker keeps only what akcli and Python need; API keys in the user's shell never
-# reach this long-lived process.
-KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
-
-
-def _code_stamp() -> str:
-    """Every wirebench module, and akcli's __init__ (an upgrade rewrites it)."""
-    files = []
-    for folder, _, names in os.walk(os.path.dirname(__file__)):
-        files.extend(os.path.join(folder, n) for n in names if n.endswith(".py"))
-    # The first akcli package on sys.path is the one an import finds; importlib.util
-    # would cost this path 6 ms more (it imports contextlib).
-    for entry in sys.path:
-        init = os.path.join(entry or ".", "akcli", "__init__.py")
-        if os.path.isfile(init):
-            files.append(init)
-            break
-    stamp = sys.prefix.encode()  # the environment: a venv has its own akcli
-    for path in sorted(files):
-        st = os.stat(path)
-        stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()
-    # A cache key, not a security boundary: two 32-bit checksums are plenty.
-    return f"{zlib.crc32(stamp):08x}{zlib.adler32(stamp):08x}"
-
-
-def socket_path() -> str:
-    folder = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"wirebench-{os.getuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    return os.path.join(folder, f"{_code_stamp()}.sock")
-
-
-def _send(sock: socket, payload: dict) -> None:
-    data = marshal.dumps(payload)
-    sock.sendall(struct.pack("!I", len(data)) + data)
-
-
-def _recv(sock: socket) -> dict | None:
-    head = _recv_exact(sock, 4)
-    if head is None:
-        return None
-    body = _recv_exact(sock, struct.unpack("!I", head)[0])
-    return None if body is None else marshal.loads(body)
-
-
-def _recv_exact(sock: socket, n: int) -> bytes | None:
-    chunks, got = [], 0
-    while got < n:
-        chunk = sock.recv(min(1 << 16, n - got))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def call(argv: list[str]) -> dict | None:
-    """Run a step in the warm worker: {rc, stdout, stderr}, or None to run it locally."""
-    if os.environ.get("WIREBENCH_WORKER", "1") == "0":
-        return None
-    path = socket_path()
-    try:
-        sock = socket(AF_UNIX, SOCK_STREAM)  # the C type: no context manager
-        try:
-            sock.connect(path)
-            _send(sock, {"argv": argv, "cwd": os.getcwd()})
-            return _recv(sock)
-        finally:
-            sock.close()
-    except OSError:
-        _spawn(path)
-        return None
-
-
-def _spawn(path: str) -> None:
-    import subprocess
-
-    env = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
-    subprocess.Popen(
-        [sys.executable, "-m", "wirebench.worker", path],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True, cwd="/",
-    )
-
-
 def serve(path: str) -> None:
     """The warm parent: it keeps one idle server ready at all times, and quits after
     IDLE_SECONDS with no request and no step running."""
@@ -207,12 +115,12 @@ def _serve_one(conn) -> bool:
     import contextlib
     import io
 
-    from .cli import run_step
+    from wirebench.steps.dispatch import run_step
 
     clean = True
     out, err = io.StringIO(), io.StringIO()
     try:
-        request = _recv(conn)
+        request = recv(conn)
         if request is None:
             return True  # the client went away before it asked anything
         os.chdir(request["cwd"])
@@ -227,7 +135,7 @@ def _serve_one(conn) -> bool:
                 traceback.print_exc()
                 print(f"wirebench step crashed: {exc}", file=sys.stderr)
                 rc, clean = 70, False
-        _send(conn, {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue(),
+        send(conn, {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue(),
                      "server": os.getpid()})
         return clean
     except Exception:
@@ -247,10 +155,13 @@ def _warm_up() -> None:
     import tempfile
     from pathlib import Path
 
-    from . import akcli_backend, cli, criteria, equivalence, generate, provenance, trace  # noqa: F401
-    from .config import validator
-    from .evaluate import write_candidate
-    from .fingerprint import fingerprint
+    from wirebench.config import validator
+    from wirebench.evidence import provenance, trace  # noqa: F401
+    from wirebench.evidence.fingerprint import fingerprint
+    from wirebench.runtime import akcli_backend
+    from wirebench.steps import apply, dispatch, generate, nets, score, validate  # noqa: F401
+    from wirebench.steps.common import write_candidate
+    from wirebench.verify import criteria, equivalence  # noqa: F401
 
     provenance.versions()  # cached: importlib.metadata scans every installed package
     validator("task")      # yaml + jsonschema + the task schema, for every task.yaml

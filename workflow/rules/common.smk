@@ -11,20 +11,20 @@ from snakemake_interface_executor_plugins.settings import DeploymentMethod
 from wirebench.agents import OFFLINE_KINDS
 from wirebench.agents.ops_dir import answer_path
 from wirebench.config import ConfigError, check, select_models, select_tasks
-from wirebench.fingerprint import fingerprint
-from wirebench.provenance import config_hash, corpus_hash, libraries_hash
-from wirebench.secrets import secret_names
-from wirebench.snakemake_process import (
+from wirebench.evidence.fingerprint import fingerprint
+from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
+from wirebench.agents.secrets import secret_names
+from wirebench.runtime.snakemake_process import (
     job_shell_prefix,
     spare_the_collector,
     stop_scheduler_timers,
 )
-from wirebench.tasks import TaskError, discover
+from wirebench.corpus.tasks import TaskError, discover
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, and job shells that
 # start `wirebench` with this interpreter (under --sdm conda a job's own environment
-# provides `wirebench`). Why and what each saves: wirebench/snakemake_process.py.
+# provides `wirebench`). Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     shell.prefix(job_shell_prefix())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .scoring import is_real_pin
+from wirebench.verify.scoring import is_real_pin
 
 
 def part_type(ref: str) -> str:

@@ -14,8 +14,8 @@ import contextlib
 import tempfile
 from pathlib import Path
 
-from .evidence import read_json
-from .stats import mcnemar_exact
+from wirebench.evidence.files import read_json
+from wirebench.reports.stats import mcnemar_exact
 
 SCHEMA = "wirebench.compare/1"
 
@@ -25,7 +25,7 @@ def opened(path: Path):
     """A results folder, as is, or an archived run, unpacked for the duration."""
     path = Path(path)
     if path.is_file():
-        from .archive import unpack
+        from wirebench.evidence.archive import unpack
 
         with tempfile.TemporaryDirectory(prefix="wirebench-compare-") as td:
             yield unpack(path, Path(td))

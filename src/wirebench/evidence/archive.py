@@ -14,9 +14,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from .evidence import dumps, read_json, sha256_file, write_bytes_atomic
-from .manifest import verify
-from .provenance import git_commit, versions
+from wirebench.evidence.files import dumps, read_json, sha256_file, write_bytes_atomic
+from wirebench.evidence.manifest import verify
+from wirebench.evidence.provenance import git_commit, versions
 
 INDEX_COLUMNS = ["run_id", "date", "git_commit", "git_dirty", "wirebench", "akcli",
                  "models", "tasks", "samples", "pass_rates", "archive"]

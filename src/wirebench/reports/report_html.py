@@ -16,8 +16,8 @@ import io
 from html import escape
 from pathlib import Path
 
-from .evidence import read_json, write_bytes_atomic
-from .scoring import observed_named_nets
+from wirebench.evidence.files import read_json, write_bytes_atomic
+from wirebench.verify.scoring import observed_named_nets
 
 OUTCOME_MARK = {"success": "", "invalid": "I", "blocked": "B", "infra_error": "X",
                 "stop-condition": "S", "human-review-required": "H"}
@@ -180,14 +180,14 @@ def history_section(archive_dir: Path | None) -> str:
     """Pass rates over the archived runs, when there are any (see history.py)."""
     if archive_dir is None or not (Path(archive_dir) / "index.csv").is_file():
         return ""
-    from .history import chart, load
+    from wirebench.reports.history import chart, load
 
     rows = load(archive_dir)
     return f"<h2>History</h2><div id='history'>{chart(rows)}</div>" if rows else ""
 
 
 def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None = None) -> str:
-    from .tasks import load_task
+    from wirebench.corpus.tasks import load_task
 
     models = sorted(df["model"].unique())
     tasks = sorted(df["task"].unique())

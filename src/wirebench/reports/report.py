@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .evidence import read_json, write_bytes_atomic
+from wirebench.evidence.files import read_json, write_bytes_atomic
 
 
 def _cell(group) -> str:
@@ -75,6 +75,6 @@ def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = 
     card = read_json(scorecard)
     write_bytes_atomic(out, render(df, card).encode())
     if html:
-        from . import report_html
+        from wirebench.reports import report_html
 
         report_html.write(df, card, runs, tasks_dir, html, archive_dir)

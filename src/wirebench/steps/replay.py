@@ -1,55 +1,21 @@
-"""A pair's trace, and replay: is the evaluation of a stored answer reproducible?
+"""Replay: is the evaluation of a stored answer reproducible?
 
-The trace lists each evaluate step with the hashes of what it read and of what it wrote,
-after removing what legitimately differs between two runs: the agent's wall times (and so
-agent.json's hash). Everything else, the drawn sheet included, must be byte-identical:
-wirebench pins the sheet's root uuid, the one random value akcli puts in a new sheet.
-`wirebench replay` re-runs validate -> apply -> nets -> score for every stored pair in a
-scratch folder and compares the trace hashes.
+It re-runs validate -> apply -> nets -> score for every stored pair in a scratch folder and
+compares each step's trace hash (wirebench/evidence/trace.py) with the stored one.
 """
 
 from __future__ import annotations
 
-import copy
 import tempfile
 from pathlib import Path
 
-from .evidence import dumps, read_json, sha256_bytes, sha256_file, write_json
-
-SCHEMA = "wirebench.trace/1"
-STEPS = ("validate", "apply", "nets", "score")
-
-
-def normalize(step: str, doc: dict) -> dict:
-    doc = copy.deepcopy(doc)
-    if step == "score":
-        doc["inputs"].pop("agent", None)  # agent.json holds wall times
-        if doc.get("agent"):
-            doc["agent"].pop("wall_s", None)
-    return doc
-
-
-def pair_trace(pair: Path) -> dict:
-    pair = Path(pair)
-    steps = []
-    for step in STEPS:
-        doc = read_json(pair / f"{step}.json")
-        steps.append({"step": step, "inputs": normalize(step, doc).get("inputs", {}),
-                      "result": sha256_bytes(dumps(normalize(step, doc)).encode())})
-    steps.append({"step": "sheet", "inputs": {}, "result": sha256_file(pair / "board.kicad_sch")})
-    body = {"steps": steps}
-    return {"schema": SCHEMA, **body, "trace_sha256": sha256_bytes(dumps(body).encode()),
-            "outcome": read_json(pair / "score.json")["outcome"]}
-
-
-def write(pair: Path, out: Path) -> None:
-    write_json(out, pair_trace(pair))
+from wirebench.evidence.files import read_json
+from wirebench.evidence.trace import pair_trace
+from wirebench.steps.pair import evaluate_pair
 
 
 def replay(results: Path, tasks_dir: Path, symbols: list[str]) -> dict:
     """Re-evaluate every stored pair and compare its trace with the stored one."""
-    from .evaluate import evaluate_pair
-
     report = {"pairs": [], "equivalent": 0}
     for score_path in sorted(Path(results).glob("runs/*/*/*/score.json")):
         pair = score_path.parent

@@ -148,8 +148,13 @@ def load_task(path: str | Path) -> Task:
     return Task(id=path.name, path=path, meta=meta)
 
 
+def as_task(task: str | Path | Task) -> Task:
+    """A task folder loaded, or a Task passed through: one pass loads its task once."""
+    return task if isinstance(task, Task) else load_task(task)
+
+
 def _check_meta(meta, meta_path: Path) -> None:
-    from .config import schema_problems
+    from wirebench.config import schema_problems
 
     if not isinstance(meta, dict):
         raise TaskError(f"{meta_path}: must be a mapping")

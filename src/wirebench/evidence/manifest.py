@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .evidence import read_json, sha256_file, write_json
+from wirebench.evidence.files import read_json, sha256_file, write_json
 
 SCHEMA = "wirebench.manifest/1"
 # Per-pair artifact -> the rule that writes it.

@@ -7,7 +7,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from .evidence import dumps, sha256_bytes, sha256_file
+from wirebench.evidence.files import dumps, sha256_bytes, sha256_file
 
 
 @cache
@@ -21,7 +21,7 @@ def dist_version(name: str) -> str | None:
 
 
 def versions() -> dict:
-    from . import __version__
+    from wirebench import __version__
 
     return {"wirebench": __version__, "akcli": dist_version("akcli-kicad"),
             "python": platform.python_version(), "snakemake": dist_version("snakemake")}

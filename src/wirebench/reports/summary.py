@@ -8,8 +8,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from .evidence import read_json, write_bytes_atomic, write_json
-from .provenance import versions
+from wirebench.evidence.files import read_json, write_bytes_atomic, write_json
+from wirebench.evidence.provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
 COLUMNS = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok", "valid",
@@ -68,7 +68,7 @@ def _bootstrap(values: list[float], reps: int = 2000, seed: int = 0) -> tuple[fl
 def repeats(scored, k: int) -> dict:
     """pass@1 (mean, Wilson interval over pairs), pass@k and pass^k (mean over tasks of the
     unbiased estimators, bootstrap interval over tasks) for k = the samples per pair."""
-    from .stats import pass_at_k, pass_hat_k, wilson
+    from wirebench.reports.stats import pass_at_k, pass_hat_k, wilson
 
     n, c = len(scored), int(scored["passed"].sum())
     per_task = [(len(g), int(g["passed"].sum())) for _, g in scored.groupby("task")]
@@ -109,7 +109,7 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "completion_tokens": _total(group["completion_tokens"]),
             "cost_usd": _total(group["cost_usd"]),
         }
-    from .stats import pass_at_k, pass_hat_k, wilson
+    from wirebench.reports.stats import pass_at_k, pass_hat_k, wilson
 
     k = int(df["sample"].max())
     per_task = {}

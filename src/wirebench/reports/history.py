@@ -12,7 +12,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from .evidence import write_bytes_atomic
+from wirebench.evidence.files import write_bytes_atomic
 
 COLUMNS = ["run_id", "date", "model", "pairs", "passed", "pass_rate", "ci_low", "ci_high",
            "akcli", "wirebench"]

@@ -76,7 +76,7 @@ def run(*argv: str, as_json: bool = True) -> AkcliResult:
 
 
 def version() -> str:
-    from .provenance import dist_version
+    from wirebench.evidence.provenance import dist_version
 
     return dist_version("akcli-kicad")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .evidence import read_json, write_json
+from wirebench.evidence.files import read_json, write_json
 
 SCHEMA = "wirebench.gate/1"
 

@@ -1,4 +1,5 @@
-"""The corpus gate: is every task in a tasks folder sound enough to score agents with?
+"""The corpus gate (`wirebench tasks check`): is every task in a folder sound enough to
+score agents with?
 
 A task is sound when its files parse (task.yaml against its schema), its id is unique,
 a task.yaml names its id, family and brief, it holds no secret or network reference, and
@@ -12,8 +13,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from .evaluate import evaluate_pair
-from .tasks import TaskError, discover, load_task
+from wirebench.corpus.tasks import TaskError, discover, load_task
+from wirebench.steps.pair import evaluate_pair
 
 # A task is data for untrusted agents: it must not carry a key, and must not send an
 # agent (or the harness) to the network.

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .evidence import write_bytes_atomic
-from .tasks import load_task
+from wirebench.corpus.tasks import load_task
+from wirebench.evidence.files import write_bytes_atomic
 
 LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
 
@@ -27,7 +27,7 @@ def named_symbols(task) -> list[str]:
 
 
 def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
-    from . import akcli_backend
+    from wirebench.runtime import akcli_backend
 
     task = load_task(task_dir)
     guides = sorted(Path(skills_dir).glob("*.md"))

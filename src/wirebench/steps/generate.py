@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import __version__
-from .agents import answer
-from .agents.answer import Answer, TurnContext
-from .evidence import dumps, sha256_bytes, write_bytes_atomic
-from .secrets import redact
-from .tasks import load_task
+from wirebench import __version__
+from wirebench.agents import answer
+from wirebench.agents.answer import Answer, TurnContext
+from wirebench.agents.secrets import redact
+from wirebench.corpus.tasks import load_task
+from wirebench.evidence.files import dumps, sha256_bytes, write_bytes_atomic
 
 SCHEMA = "wirebench.agent/1"
 BACKOFF_CAP_S = 60.0
@@ -52,7 +52,8 @@ def _attempts(spec: dict, ctx: TurnContext, sleep=time.sleep) -> tuple[Answer, l
 def precheck(ops: bytes, task, symbols: list[str]) -> list[str]:
     """The errors this answer would get from validate and apply, found in a scratch
     folder: what the repair loop sends back. Empty when it validates and draws."""
-    from .evaluate import apply, validate
+    from wirebench.steps.apply import apply
+    from wirebench.steps.validate import validate
 
     with tempfile.TemporaryDirectory(prefix="wirebench-precheck-") as td:
         scratch = Path(td)

@@ -1,0 +1,57 @@
+"""What each step's output depends on, as one short hash for the rule's `params:`.
+
+Snakemake sees a `shell:` rule's command text but not the Python it runs, so without
+this an edit to the scoring code would rerun nothing. Each step lists the modules it
+runs; akcli steps add akcli's version. Changing verify/scoring.py reruns only `score` jobs; an
+akcli upgrade reruns validate/apply/nets but never a paid `generate` call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]  # wirebench/: paths below are relative to it
+
+STEP_CODE = {
+    "prompt_pack": ["steps/prompt_pack.py", "runtime/akcli_backend.py", "corpus/tasks.py",
+                    "evidence/files.py"],
+    # Only what shapes an answer: a refactor of the task loader or of the file writer
+    # must not rerun thousands of paid agent calls.
+    "generate": ["steps/generate.py", "agents/*.py"],
+    "validate": ["steps/validate.py", "steps/common.py", "verify/oplist.py",
+                 "verify/oplist_guard.py", "runtime/akcli_backend.py", "evidence/files.py"],
+    "apply": ["steps/apply.py", "steps/common.py", "verify/oplist.py",
+              "runtime/akcli_backend.py", "corpus/tasks.py", "evidence/files.py",
+              "data/akcli.toml", "schemas/task.schema.yaml"],
+    "nets": ["steps/nets.py", "steps/common.py", "runtime/akcli_backend.py",
+             "evidence/files.py"],
+    "score": ["steps/score.py", "steps/common.py", "verify/scoring.py", "verify/criteria.py",
+              "verify/equivalence.py", "corpus/tasks.py", "evidence/files.py",
+              "evidence/trace.py", "evidence/provenance.py", "schemas/task.schema.yaml"],
+    "manifest": ["evidence/manifest.py", "evidence/files.py"],
+    "gate": ["reports/gate.py", "evidence/files.py"],
+    "summary": ["reports/summary.py", "evidence/provenance.py"],
+    "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py"],
+    "report": ["reports/report.py", "reports/report_html.py", "verify/scoring.py",
+               "corpus/tasks.py"],
+}
+# prompt_pack is left out on purpose: an akcli upgrade must never rerun a paid generate
+# call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so
+# reruns the agents) when you want agents to read the new akcli's docs.
+AKCLI_STEPS = {"validate", "apply", "nets"}
+
+
+@cache
+def fingerprint(step: str) -> str:
+    h = hashlib.sha256(step.encode())
+    for pattern in STEP_CODE[step]:
+        for path in sorted(PACKAGE.glob(pattern)):
+            h.update(path.relative_to(PACKAGE).as_posix().encode())
+            h.update(path.read_bytes())
+    if step in AKCLI_STEPS:
+        from wirebench.evidence.provenance import dist_version
+
+        h.update(f"akcli {dist_version('akcli-kicad')}".encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,143 @@
+"""The apply step: a fresh sheet, the task's base design, the op-list drawn behind
+`--strict-nets`, then the task's post-checks, the facts its criteria need, and a render."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wirebench.evidence.files import read_json, sha256_file, write_json
+from wirebench.steps.common import input_hashes, versions, write_candidate
+from wirebench.verify.oplist import load_oplist
+
+if TYPE_CHECKING:
+    from wirebench.corpus.tasks import Task
+
+SCHEMA = "wirebench.apply/1"
+
+
+def _draw_errors(res, work: Path) -> list[str]:
+    """Why a draw was refused: per-op errors, akcli's connectivity gate (a dangling bus
+    entry ...), or the rail's message and the risky net-diff lines (`! MERGE A + B -> A`)
+    akcli printed with it."""
+    report = res.json() or {}
+    lines = [f"[{op.get('op_index')}] {op.get('op')}: {op.get('error_code')}: {op.get('message')}"
+             for op in report.get("ops", []) if op.get("status") not in (None, "ok")]
+    lines += [f"{c.get('code')}: {c.get('message')}" for c in report.get("connectivity") or []
+              if c.get("severity") == "error"]
+    if not lines:
+        lines.append(res.error_text())
+        lines.extend(f"net diff: {line.strip()}" for line in res.stderr.splitlines()
+                     if line.strip().startswith("!"))
+    return [f"draw --apply refused (exit {res.rc}): {line}".replace(str(work), "<pair>")
+            for line in lines]
+
+
+def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str],
+          out_sheet: Path, out: Path, out_svg: Path | None = None) -> dict:
+    """`akcli new` (+ the task's base design) + `akcli draw --apply --strict-nets`, then
+    the task's post-checks. On an edit task the rails refuse an op-list that would split
+    or merge a named net of the base design.
+
+    The draw happens in a scratch folder inside the pair's folder; the sheet is moved into
+    place only when everything has run, so a killed job never leaves a half-drawn sheet.
+    """
+    from wirebench.corpus.tasks import as_task
+    from wirebench.runtime import akcli_backend
+
+    task = as_task(task_dir)
+    verdict = read_json(validation)
+    result = {"schema": SCHEMA, "inputs": input_hashes(ops=ops, validate=validation),
+              "versions": versions(), "symbols": {Path(s).name: sha256_file(s) for s in symbols},
+              "applied": False, "errors": [], "postchecks": []}
+    out_sheet = Path(out_sheet)
+    work = Path(tempfile.mkdtemp(dir=out_sheet.parent, prefix=".apply-"))
+    try:
+        sheet = work / "board.kicad_sch"
+        made = akcli_backend.new_sheet(sheet)
+        if made.rc != 0:
+            raise RuntimeError(f"akcli new failed: {made.error_text()}")
+        if task.base_ops_path:  # an edit task: the existing design comes first
+            base = akcli_backend.draw(sheet, task.base_ops_path, symbols)
+            if base.rc != 0:
+                raise RuntimeError(f"{task.base_ops_path}: the task's base design does not "
+                                   f"draw: {base.error_text()}")
+        if not verdict["valid"]:
+            result["errors"].append("not drawn: the op-list did not validate")
+        else:
+            doc, _ = load_oplist(ops)
+            cand = work / "candidate.json"
+            write_candidate(doc, cand)
+            res = akcli_backend.draw(sheet, cand, symbols)
+            result["applied"] = res.rc == 0
+            result["net_diff"] = ((res.json() or {}).get("net_diff") or {}).get("lines", [])
+            if res.rc != 0:
+                result["errors"].extend(_draw_errors(res, work))
+            else:
+                result["postchecks"] = _postchecks(task, sheet, symbols, work)
+                result["errors"].extend(c["detail"] for c in result["postchecks"]
+                                        if not c["passed"])
+                result["facts"] = _sheet_facts(task, sheet)
+        if out_svg:
+            _render(sheet, work, Path(out_svg))
+        for child in work.glob("*.kicad_sch"):  # child sheets of a hierarchical design
+            if child != sheet:
+                shutil.move(str(child), out_sheet.parent / child.name)
+        shutil.move(str(sheet), out_sheet)
+        write_json(out, result)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _sheet_facts(task, sheet: Path) -> dict:
+    """What the task's criteria need to know about the sheet, read now by akcli so the
+    score step stays free of akcli (and reruns in milliseconds)."""
+    from wirebench.runtime import akcli_backend
+
+    kinds = {c["kind"] for c in task.criteria}
+    facts: dict = {}
+    if "values" in kinds:
+        doc = akcli_backend.run("read", str(sheet)).json() or {}
+        facts["values"] = {c["designator"]: c.get("value")
+                           for c in doc.get("components", []) if c.get("designator")}
+    for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity")):
+        if kind in kinds:
+            doc = akcli_backend.run("check", flag, str(sheet)).json() or {}
+            facts[kind] = [f"{f['code']} ({f['severity']}): {f['message']}"
+                           for f in doc.get("findings", [])
+                           if f.get("severity") in ("warning", "error")]
+    return facts
+
+
+def _render(sheet: Path, work: Path, out_svg: Path) -> None:
+    """The sheet as akcli draws it, for people: the report's drill-downs and the
+    `subjective` criteria show it."""
+    from html import escape
+
+    from wirebench.runtime import akcli_backend
+
+    svg = work / "board.svg"
+    res = akcli_backend.run("render", str(sheet), "-o", str(svg))
+    if res.rc != 0 or not svg.is_file():
+        why = escape(res.error_text(200).replace(str(work), "<pair>"))
+        svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="600" height="40">'
+                       f'<text x="8" y="24">not rendered: {why}</text></svg>\n')
+    shutil.move(str(svg), out_svg)
+
+
+def _postchecks(task, sheet: Path, symbols: list[str], work: Path) -> list[dict]:
+    from wirebench.runtime import akcli_backend
+
+    checks = []
+    params = task.postcheck_arrange()
+    if params is not None:
+        res = akcli_backend.arrange_groups(sheet, params, symbols)
+        detail = "arrange --groups --apply kept every net" if res.rc == 0 else (
+            f"postcheck arrange --groups failed (exit {res.rc}): the re-pack must be "
+            f"net-preserving: {res.error_text(400)}".replace(str(work), "<pair>"))
+        checks.append({"kind": "arrange", "params": params, "passed": res.rc == 0,
+                       "detail": detail})
+    return checks

@@ -1,0 +1,30 @@
+"""One pair through validate -> apply -> nets -> score in one process: what `wirebench
+score`, `tasks check` and `replay` run. The Snakemake rules call the very same step
+functions, one job each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wirebench.steps.apply import apply
+from wirebench.steps.nets import nets
+from wirebench.steps.score import score
+from wirebench.steps.validate import validate
+
+
+def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
+                  pair: dict, agent: Path | None = None) -> dict:
+    """All four steps in one process, with the task loaded once for all of them."""
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(task_dir)
+    pair_dir = Path(pair_dir)
+    pair_dir.mkdir(parents=True, exist_ok=True)
+    files = {k: pair_dir / f"{k}.json" for k in ("validate", "apply", "nets", "score")}
+    sheet = pair_dir / "board.kicad_sch"
+    validate(ops, files["validate"])
+    apply(ops, files["validate"], task, symbols, sheet, files["apply"],
+          pair_dir / "board.svg")
+    nets(sheet, files["nets"])
+    return score(files["validate"], files["apply"], files["nets"],
+                 task.expected_path, files["score"], pair, agent=agent, task=task)

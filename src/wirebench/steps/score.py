@@ -1,0 +1,99 @@
+"""The score step: the pair's outcome against the task's expected one, its named nets
+against the ground truth, and each of the task's criteria."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wirebench.evidence.files import read_json, write_json
+from wirebench.steps.common import input_hashes, versions
+
+SCHEMA = "wirebench.score/1"
+
+
+AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
+                "completion_tokens", "cost_usd", "exit_code", "http_status")
+
+
+def outcome(agent: dict | None, validation: dict, drawn: bool) -> str:
+    """One word for how the pair ended. An infra_error is the harness's or provider's
+    failure, never the model's: pass rates leave those pairs out."""
+    if agent and agent.get("status") == "infra_error":
+        return "infra_error"
+    if validation.get("refusal"):
+        return validation["refusal"]["kind"]  # the agent declined, on purpose
+    if not validation["valid"]:
+        return "invalid"
+    return "success" if drawn else "blocked"
+
+
+def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: Path,
+          pair: dict, agent: Path | None = None, task=None) -> dict:
+    """The pair's outcome against the task's expected one, its named nets against the
+    ground truth, and each of the task's criteria; invalid or refused pairs score 0 with
+    their reasons."""
+    from wirebench.corpus.tasks import load_task
+    from wirebench.evidence.fingerprint import fingerprint
+    from wirebench.evidence.provenance import task_hash
+    from wirebench.verify import scoring
+    from wirebench.verify.criteria import evaluate
+
+    task = task or load_task(Path(expected).parent)  # evaluate_pair hands its own
+    want = task.expected_nets()
+    v, a, n = read_json(validation), read_json(applied), read_json(netlist)
+    account = read_json(agent) if agent else None
+    drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
+    ended = outcome(account, v, drawn)
+    outcome_ok = ended in task.expected_outcomes
+    exact = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn
+             else scoring.not_scored(len(want)))
+    equivalent = None
+    if drawn:
+        from wirebench.verify.equivalence import relabel_equivalent
+
+        equivalent = True if exact["passed"] else relabel_equivalent(want, n)
+    verdicts = evaluate(task.criteria, outcome=ended, exact=exact, validation=v, applied=a,
+                        equivalent=equivalent)
+    # A pair that rightly drew is scored by its nets; one that rightly stopped (a blocked
+    # edit, a declined injection) scores 1; a wrong outcome, either way, scores 0.
+    value = exact["score"] if ended == "success" and outcome_ok else float(outcome_ok)
+    passed = outcome_ok and (ended != "success"
+                             or all(c["verdict"] != "fail" for c in verdicts))
+    inputs = {"validate": validation, "apply": applied, "nets": netlist, "expected": expected}
+    agent_errors = []
+    if account:
+        inputs["agent"] = agent
+        if account.get("error"):
+            agent_errors.append(f"agent: {account['error']}")
+    wrong_outcome = [] if outcome_ok else [
+        f"outcome {ended}, expected {' or '.join(task.expected_outcomes)}"]
+    result = {
+        "schema": SCHEMA, **pair,
+        "inputs": input_hashes(**inputs),
+        # The corpus as this pair saw it: its own task folder. The whole corpus's and the
+        # config's hashes are in scorecard.json (a per-pair copy would rerun every pair
+        # whenever any task changed).
+        "task_sha256": task_hash(task.path),
+        # The akcli that drew this pair, as the apply step recorded it.
+        "versions": {**versions(with_akcli=False), "akcli": a["versions"].get("akcli")},
+        "scorer": fingerprint("score"),  # the scoring code's hash: compare names a change
+        "outcome": ended, "expected_outcome": task.expected_outcomes, "outcome_ok": outcome_ok,
+        "refusal": v.get("refusal"),
+        "valid": v["valid"], "applied": a["applied"],
+        "score": value, "passed": passed,
+        "matched": exact["matched"], "expected": exact["expected"],
+        "extra_named_nets": exact["extra_named_nets"],
+        "relabel_equivalent": equivalent,
+        "criteria": verdicts,
+        "needs_human": [c["id"] for c in verdicts if c["verdict"] == "needs_human"],
+        "errors": [*agent_errors, *v["errors"], *a["errors"], *n["errors"],
+                   *exact["mismatches"],
+                   # (nets and arrange failures are already explained above)
+                   *(f"criterion {c['id']}: {c['detail']}" for c in verdicts
+                     if c["verdict"] == "fail" and ended == "success"
+                     and c["kind"] not in ("nets_exact", "arrange_survives")),
+                   *wrong_outcome],
+        "agent": {k: account.get(k) for k in AGENT_FIELDS} if account else None,
+    }
+    write_json(out, result)
+    return result

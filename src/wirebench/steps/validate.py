@@ -1,0 +1,55 @@
+"""The validate step: `akcli ops validate`, plus wirebench's own guard on path-like fields."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from wirebench.evidence.files import write_json
+from wirebench.steps.common import input_hashes, versions, write_candidate
+from wirebench.verify.oplist import load_oplist, read_refusal
+
+SCHEMA = "wirebench.validate/1"
+
+
+def validate(ops: Path, out: Path) -> dict:
+    """`akcli ops validate`, plus wirebench's own guard on path-like fields."""
+    from wirebench.runtime import akcli_backend
+    from wirebench.verify.oplist_guard import path_problems
+
+    doc, unreadable = load_oplist(ops)
+    result = {"schema": SCHEMA, "inputs": input_hashes(ops=ops), "versions": versions(),
+              "valid": False, "errors": [], "op_count": 0, "ops_written": 0, "ops_used": [],
+              "refusal": None}
+    if unreadable:
+        result["errors"].append(unreadable)
+    elif "refusal" in doc:
+        refusal, problem = read_refusal(doc)
+        result["refusal"] = refusal
+        if problem:
+            result["errors"].append(problem)
+    else:
+        ops_list = doc.get("ops") if isinstance(doc.get("ops"), list) else []
+        # As the agent wrote them: a macro counts once (akcli's op_count expands it).
+        result["ops_written"] = len(ops_list)
+        result["ops_used"] = sorted({op.get("op") for op in ops_list
+                                     if isinstance(op, dict) and isinstance(op.get("op"), str)})
+        with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".validate-") as td:
+            cand = Path(td) / "candidate.json"
+            write_candidate(doc, cand)
+            res = akcli_backend.validate(cand)
+        report = res.json()
+        if report is None or "valid" not in report:
+            result["errors"].append(
+                f"akcli ops validate failed (exit {res.rc}): {res.error_text()}")
+        else:
+            result["valid"] = bool(report["valid"])
+            result["op_count"] = report.get("op_count", 0)
+            result["errors"].extend(
+                f"[{e.get('op_index')}] {e.get('code')}: {e.get('message')}"
+                for e in report.get("errors", []))
+        guard = path_problems(doc)
+        result["errors"].extend(guard)
+        result["valid"] = result["valid"] and not guard
+    write_json(out, result)
+    return result

@@ -1,0 +1,34 @@
+"""Reading an agent's answer: an op-list, or a refusal to draw one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
+    """(op-list, None) or (None, why it is unreadable)."""
+    raw = Path(ops).read_bytes()
+    if not raw.strip():
+        return None, "unreadable op-list: the agent wrote no answer"
+    try:
+        doc = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, f"unreadable op-list: {exc}"
+    if not isinstance(doc, dict):
+        return None, f"unreadable op-list: top level is {type(doc).__name__}, not an object"
+    return doc, None
+
+
+REFUSAL_KINDS = ("stop-condition", "human-review-required")
+
+
+def read_refusal(doc: dict) -> tuple[dict | None, str | None]:
+    """An agent may decline instead of drawing (skills doc, "Declining"):
+    {"refusal": {"kind": "stop-condition" | "human-review-required", "reason": "..."}}."""
+    refusal = doc.get("refusal")
+    if (isinstance(refusal, dict) and refusal.get("kind") in REFUSAL_KINDS
+            and isinstance(refusal.get("reason"), str) and refusal["reason"].strip()):
+        return {"kind": refusal["kind"], "reason": refusal["reason"].strip()}, None
+    return None, ("REFUSAL_MALFORMED: a refusal is {\"refusal\": {\"kind\": one of "
+                  f"{list(REFUSAL_KINDS)}, \"reason\": \"...\"}}}}")
