@@ -63,6 +63,16 @@ DEVICE = [
         ]],
     },
     {
+        "name": "Q_NMOS_GSD",
+        "prefix": "Q",
+        "body": (-100, 150, 100, -150),
+        "units": [[
+            ("1", "G", "input", -200, 0, "left"),
+            ("2", "S", "passive", 100, -300, "bottom"),
+            ("3", "D", "passive", 100, 300, "top"),
+        ]],
+    },
+    {
         "name": "Q_PMOS_GSD",
         "prefix": "Q",
         "body": (-100, 150, 100, -150),
@@ -96,6 +106,19 @@ def _amp(out, minus, plus):
 
 
 AMPLIFIER = [
+    # A single op-amp in the classic 8-pin single pinout (2 -, 3 +, 6 out, 7 V+, 4 V-).
+    {
+        "name": "OpAmp_Single",
+        "prefix": "U",
+        "body": (-200, 200, 200, -200),
+        "units": [[
+            ("3", "+", "input", -300, 100, "left"),
+            ("2", "-", "input", -300, -100, "left"),
+            ("6", "~", "output", 300, 0, "right"),
+            ("7", "V+", "power_in", 0, 300, "top"),
+            ("4", "V-", "power_in", 0, -300, "bottom"),
+        ]],
+    },
     {
         "name": "OpAmp_Dual",
         "prefix": "U",

@@ -13,13 +13,14 @@ from wirebench.agents.ops_dir import answer_path
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
+from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
     job_shell_prefix,
     spare_the_collector,
     stop_scheduler_timers,
 )
-from wirebench.corpus.tasks import TaskError, discover
+from wirebench.corpus.tasks import TaskError, discover, load_task
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, and job shells that
@@ -45,10 +46,19 @@ def _load_matrix():
         raise WorkflowError(str(exc)) from None
     if not tasks:
         raise WorkflowError(f"no tasks to run in {config['tasks_dir']}")
-    return models, tasks
+    # Every selected task is checked now, before any job runs: a malformed task.yaml
+    # stops the run here, naming its file, instead of failing its jobs one by one.
+    try:
+        loaded = {t: load_task(os.path.join(config["tasks_dir"], t)) for t in tasks}
+    except TaskError as exc:
+        raise WorkflowError(str(exc)) from None
+    return models, tasks, loaded
 
 
-MODELS, TASKS = _load_matrix()
+MODELS, TASKS, TASK_OBJECTS = _load_matrix()
+# Design tasks: their pairs get a simulate job (sim.json) between nets and score.
+DESIGN_TASKS = {t for t, task in TASK_OBJECTS.items() if task.testbench is not None}
+NGSPICE = ngspice_identity()
 SAMPLES = list(range(1, config["samples"] + 1))
 SYMBOLS = config["symbols"]
 try:
@@ -117,11 +127,45 @@ def task_path(name=""):
     return f"{config['tasks_dir']}/{{task}}/{name}".rstrip("/")
 
 
-def optional_task_files(wildcards):
-    """Task files that change how a pair is drawn, when the task has them."""
+def draw_files(wildcards):
+    """Task files that change how a pair is drawn, when the task has them. task.yaml is
+    not one: what apply reads of it is hashed into its params (draw_meta), so editing a
+    testbench or a criterion never reruns a draw."""
     base = f"{config['tasks_dir']}/{wildcards.task}"
-    names = ("base_ops.json", "postcheck_arrange.json", "task.yaml")
+    names = ("base_ops.json", "postcheck_arrange.json")
     return [f"{base}/{n}" for n in names if os.path.exists(f"{base}/{n}")]
+
+
+def draw_meta(wildcards):
+    return TASK_OBJECTS[wildcards.task].draw_meta_hash()
+
+
+def prompt_files(wildcards):
+    """What a prompt pack shows besides task.md: the base design an edit task starts from."""
+    path = TASK_OBJECTS[wildcards.task].base_ops_path
+    return [str(path)] if path else []
+
+
+def task_yaml(wildcards):
+    path = f"{config['tasks_dir']}/{wildcards.task}/task.yaml"
+    return [path] if os.path.exists(path) else []
+
+
+def score_inputs(wildcards):
+    """The ground truth a pair is scored against: expected nets, and for a design task
+    its simulation."""
+    task = TASK_OBJECTS[wildcards.task]
+    inputs = {"task_files": task_yaml(wildcards)}
+    if task.expected_path.is_file():
+        inputs["expected"] = str(task.expected_path)
+    if wildcards.task in DESIGN_TASKS:
+        inputs["sim"] = PAIR.format(model=wildcards.model, task=wildcards.task,
+                                    sample=wildcards.sample) + "/sim.json"
+    return inputs
+
+
+def sim_flag(wildcards, input):
+    return f"--sim {input.sim}" if "sim" in input.keys() else ""
 
 
 def model_entry(wildcards):

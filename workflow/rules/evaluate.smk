@@ -1,4 +1,5 @@
-# The evaluate stage: validate -> apply -> nets -> score, one job per step and pair.
+# The evaluate stage: validate -> apply -> nets -> [simulate] -> score, one job per step
+# and pair; simulate runs for design tasks only (those with a testbench).
 # On a cluster the four steps of a pair run as one cluster job (group "evaluate"): each
 # takes well under a second, far less than a cluster job's own start. Local runs ignore
 # groups.
@@ -29,7 +30,7 @@ rule apply:
     input:
         ops=pair_path("ops.json"),
         validation=pair_path("validate.json"),
-        task_files=optional_task_files,
+        task_files=draw_files,
     output:
         sheet=pair_path("board.kicad_sch"),
         svg=report(
@@ -46,6 +47,7 @@ rule apply:
         # The libraries' names and bytes rather than six more inputs a job: an edit
         # reruns the draws, and a 2,000-pair DAG has 12,000 fewer files to track.
         libraries=SYMBOLS_SHA256,
+        draw_meta=draw_meta,
         fingerprint=step_fingerprint("apply"),
     resources:
         akcli=1,
@@ -81,18 +83,49 @@ rule nets:
         "wirebench step nets --sheet {input.sheet} --out {output} 2> {log}"
 
 
-rule score:
-    """Compare the named nets that landed with the task's ground truth."""
+rule simulate:
+    """A design task's testbench on the drawn sheet: akcli sim (ngspice), with corners."""
     input:
+        sheet=pair_path("board.kicad_sch"),
+        applied=pair_path("apply.json"),
+        nets=pair_path("nets.json"),
+        task_files=task_yaml,
+    output:
+        pair_path("sim.json"),
+    params:
+        task_dir=task_path(),
+        # The simulator's own library file, by hash: an ngspice upgrade reruns simulate
+        # and score, never generate.
+        engine=NGSPICE,
+        fingerprint=step_fingerprint("simulate"),
+    resources:
+        akcli=1,
+    group:
+        "evaluate"
+    log:
+        pair_log("simulate"),
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench step simulate --sheet {input.sheet} --apply {input.applied}"
+        " --nets {input.nets} --task {params.task_dir:q} --out {output} 2> {log}"
+
+
+rule score:
+    """The pair's outcome, its named nets (or its measures, on a design task) and the
+    task's criteria."""
+    input:
+        unpack(score_inputs),
         agent=pair_path("agent.json"),
         validation=pair_path("validate.json"),
         applied=pair_path("apply.json"),
         nets=pair_path("nets.json"),
-        expected=task_path("expected_nets.json"),
     output:
         score=pair_path("score.json"),
         trace=pair_path("trace.json"),
     params:
+        task_dir=task_path(),
+        sim=sim_flag,
         fingerprint=step_fingerprint("score"),
     group:
         "evaluate"
@@ -103,7 +136,7 @@ rule score:
     shell:
         "wirebench step score --agent {input.agent}"
         " --validate {input.validation} --apply {input.applied}"
-        " --nets {input.nets} --expected {input.expected}"
+        " --nets {input.nets} --task-dir {params.task_dir:q} {params.sim}"
         " --out {output.score} --trace {output.trace}"
         " --model {wildcards.model} --task {wildcards.task} --sample {wildcards.sample}"
         " 2> {log}"

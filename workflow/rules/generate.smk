@@ -7,7 +7,7 @@ rule prompt_pack:
     input:
         skills=skills_files,
         task=task_path("task.md"),
-        task_files=optional_task_files,
+        task_files=prompt_files,
     output:
         "results/prompts/{skills}/{task}.md",
     params:

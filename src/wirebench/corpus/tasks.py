@@ -23,6 +23,7 @@ PLANNED = "planned"  # tasks/planned/ holds tasks that are written but not run
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
 NETS_EXACT = {"id": "nets", "kind": "nets_exact"}
+SIMULATION = {"id": "sim", "kind": "simulation"}
 
 
 class TaskError(Exception):
@@ -58,20 +59,50 @@ class Task:
         return [value] if isinstance(value, str) else list(value)
 
     @property
+    def testbench(self) -> dict | None:
+        """A design task's testbench (corpus/testbench.py), or None."""
+        return self.meta.get("testbench")
+
+    @property
+    def tier(self) -> str:
+        return self.meta.get("tier", "design" if self.testbench else "transcription")
+
+    @property
     def criteria(self) -> list[dict]:
-        """The task's criteria; a task that expects success is always held to its nets."""
+        """The task's criteria. A task that expects success is always held to its nets, or,
+        when it has a testbench, to what its simulation measures: the agent chose the
+        topology and the net names, so its nets are not compared with a ground truth."""
         listed = list(self.meta.get("criteria", []))
-        if "success" in self.expected_outcomes and not any(
-                c["kind"] == "nets_exact" for c in listed):
+        if "success" not in self.expected_outcomes:
+            return listed
+        kinds = {c["kind"] for c in listed}
+        if self.testbench is not None:
+            if "simulation" not in kinds:
+                listed.insert(0, dict(SIMULATION))
+        elif "nets_exact" not in kinds:
             listed.insert(0, dict(NETS_EXACT))
         return listed
+
+    def draw_meta_hash(self) -> str:
+        """A hash of what the apply step reads of task.yaml: the base design's name, the
+        post-checks and the criteria kinds whose facts it gathers."""
+        import hashlib
+        import json
+
+        kinds = sorted({c["kind"] for c in self.criteria})
+        doc = {k: self.meta.get(k) for k in ("base_ops", "postchecks")}
+        return hashlib.sha256(json.dumps({**doc, "kinds": kinds}, sort_keys=True)
+                              .encode()).hexdigest()[:16]
 
     @property
     def arrange_path(self) -> Path:
         return self.path / "postcheck_arrange.json"
 
     def expected_nets(self) -> dict[str, frozenset[str]]:
-        # A task that expects the agent to stop may have no circuit at all.
+        # A task that expects the agent to stop may have no circuit at all, and a design
+        # task has none to compare with: its simulation judges it.
+        if self.testbench is not None and not self.expected_path.is_file():
+            return {}
         return load_expected(self.expected_path,
                              allow_empty="success" not in self.expected_outcomes)
 

@@ -27,6 +27,9 @@ STEP_CODE = {
               "data/akcli.toml", "schemas/task.schema.yaml"],
     "nets": ["steps/nets.py", "steps/common.py", "runtime/akcli_backend.py",
              "evidence/files.py"],
+    "simulate": ["steps/simulate.py", "steps/common.py", "corpus/testbench.py",
+                 "verify/part_models.py", "data/part_models.yaml", "runtime/akcli_backend.py",
+                 "corpus/tasks.py", "evidence/files.py", "schemas/task.schema.yaml"],
     "score": ["steps/score.py", "steps/common.py", "verify/scoring.py", "verify/criteria.py",
               "verify/equivalence.py", "corpus/tasks.py", "evidence/files.py",
               "evidence/trace.py", "evidence/provenance.py", "schemas/task.schema.yaml"],
@@ -40,7 +43,7 @@ STEP_CODE = {
 # prompt_pack is left out on purpose: an akcli upgrade must never rerun a paid generate
 # call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so
 # reruns the agents) when you want agents to read the new akcli's docs.
-AKCLI_STEPS = {"validate", "apply", "nets"}
+AKCLI_STEPS = {"validate", "apply", "nets", "simulate"}
 
 
 @cache
@@ -54,4 +57,5 @@ def fingerprint(step: str) -> str:
         from wirebench.evidence.provenance import dist_version
 
         h.update(f"akcli {dist_version('akcli-kicad')}".encode())
+
     return h.hexdigest()[:16]

@@ -14,6 +14,8 @@ PAIR_ARTIFACTS = {
     "board.kicad_sch": "apply", "board.svg": "apply", "apply.json": "apply", "nets.json": "nets",
     "score.json": "score", "trace.json": "score",
 }
+# Written only for some pairs: sim.json for a design task's pairs.
+OPTIONAL_PAIR_ARTIFACTS = {"sim.json": "simulate"}
 RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report",
                  "report.html": "report"}
 
@@ -32,6 +34,9 @@ def build(results: Path, models: list[str], tasks: list[str], samples: int) -> d
                 pair = results / "runs" / model / task / str(sample)
                 for name, rule in PAIR_ARTIFACTS.items():
                     entries.append(_entry(results, pair / name, name.split(".")[0], rule))
+                for name, rule in OPTIONAL_PAIR_ARTIFACTS.items():
+                    if (pair / name).is_file():
+                        entries.append(_entry(results, pair / name, name.split(".")[0], rule))
     for pack in sorted((results / "prompts").glob("*/*.md")):
         if pack.stem in tasks:
             entries.append(_entry(results, pack, "prompt", "prompt_pack"))

@@ -16,7 +16,7 @@ from pathlib import Path
 from wirebench.evidence.files import dumps, read_json, sha256_bytes, sha256_file, write_json
 
 SCHEMA = "wirebench.trace/1"
-STEPS = ("validate", "apply", "nets", "score")
+STEPS = ("validate", "apply", "nets", "sim", "score")  # sim: design tasks only
 
 
 def normalize(step: str, doc: dict) -> dict:
@@ -32,6 +32,8 @@ def pair_trace(pair: Path) -> dict:
     pair = Path(pair)
     steps = []
     for step in STEPS:
+        if step == "sim" and not (pair / "sim.json").is_file():
+            continue
         doc = read_json(pair / f"{step}.json")
         steps.append({"step": step, "inputs": normalize(step, doc).get("inputs", {}),
                       "result": sha256_bytes(dumps(normalize(step, doc)).encode())})

@@ -12,10 +12,11 @@ from wirebench.evidence.files import read_json, write_bytes_atomic, write_json
 from wirebench.evidence.provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
-COLUMNS = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok", "valid",
-           "applied", "score", "passed", "matched", "expected", "extra_named_nets",
-           "relabel_equivalent", "needs_human", "turns", "attempts", "agent_wall_s",
-           "prompt_tokens", "completion_tokens", "cost_usd", "errors"]
+COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_outcome",
+           "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
+           "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
+           "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
+           "completion_tokens", "cost_usd", "errors"]
 SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
           "passed", "matched", "expected", "relabel_equivalent"}
 
@@ -39,9 +40,28 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                     "completion_tokens": agent.get("completion_tokens"),
                     "cost_usd": agent.get("cost_usd"),
                     "errors": " | ".join(doc["errors"]),
+                    "tier": doc.get("tier") or "transcription",
+                    "family": doc.get("family") or "",
+                    "sim_status": doc.get("sim_status") or "",
+                    # Its own column: a pass on function and a readable sheet are two
+                    # things a person may want to tell apart.
+                    "layout_clean": _layout(doc),
                     "akcli": doc["versions"].get("akcli"),
                 })
     return rows
+
+
+def _layout(doc: dict) -> str:
+    """pass / fail for a task that checks its layout, empty for one that does not."""
+    verdicts = [c["verdict"] for c in doc["criteria"] if c["kind"] == "layout_clean"]
+    return verdicts[0] if verdicts else ""
+
+
+def _rates(scored, column: str) -> dict:
+    """Pass rate of each value of `column` (tier, family) over a model's scored pairs."""
+    return {str(key): {"pairs": int(len(g)), "passed": int(g["passed"].sum()),
+                       "pass_rate": round(float(g["passed"].mean()), 4)}
+            for key, g in scored.groupby(column, sort=True)}
 
 
 def _mean(col):
@@ -98,6 +118,8 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
             "mean_score": round(float(scored["score"].mean()), 4) if len(scored) else None,
             **repeats(scored, int(df["sample"].max())),
+            "by_tier": _rates(scored, "tier"),
+            "by_family": _rates(scored, "family"),
             "outcome_ok": int(group["outcome_ok"].sum()),
             "relabel_equivalent": int(group["relabel_equivalent"].fillna(False).astype(bool).sum()),
             "needs_human": int((group["needs_human"] != "").sum()),

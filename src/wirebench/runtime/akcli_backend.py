@@ -75,6 +75,43 @@ def run(*argv: str, as_json: bool = True) -> AkcliResult:
     return AkcliResult(list(argv), int(rc or 0), out.getvalue(), err.getvalue())
 
 
+# Where Debian's libngspice0 puts the shared library akcli's simulator loads. akcli finds
+# it through AKCLI_NGSPICE; wirebench sets that for akcli when the user has not.
+NGSPICE_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/libngspice.so.0",
+                     "/usr/lib/aarch64-linux-gnu/libngspice.so.0", "/usr/lib/libngspice.so.0",
+                     "/usr/local/lib/libngspice.so.0", "/opt/homebrew/lib/libngspice.dylib")
+
+
+def ngspice_library() -> str | None:
+    import os
+
+    chosen = os.environ.get("AKCLI_NGSPICE")
+    if chosen:
+        return chosen
+    return next((p for p in NGSPICE_LIBRARIES if os.path.exists(p)), None)
+
+
+def use_ngspice() -> None:
+    import os
+
+    found = ngspice_library()
+    if found:
+        os.environ["AKCLI_NGSPICE"] = found
+
+
+@functools.cache
+def ngspice_identity() -> str | None:
+    """The simulator as a result depends on it: the library file's own hash, so any
+    upgrade of ngspice reruns simulate (and only simulate and score)."""
+    from wirebench.evidence.files import sha256_file
+
+    found = ngspice_library()
+    try:
+        return f"{Path(found).resolve().name}:{sha256_file(found)[:16]}" if found else None
+    except OSError:
+        return None
+
+
 def version() -> str:
     from wirebench.evidence.provenance import dist_version
 

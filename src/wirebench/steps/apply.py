@@ -103,7 +103,12 @@ def _sheet_facts(task, sheet: Path) -> dict:
         doc = akcli_backend.run("read", str(sheet)).json() or {}
         facts["values"] = {c["designator"]: c.get("value")
                            for c in doc.get("components", []) if c.get("designator")}
-    for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity")):
+    if "max_parts" in kinds:
+        doc = akcli_backend.run("read", str(sheet)).json() or {}
+        facts["parts"] = sorted({c["designator"] for c in doc.get("components", [])
+                                 if c.get("designator") and not c["designator"].startswith("#")})
+    for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity"),
+                       ("layout_clean", "--layout")):
         if kind in kinds:
             doc = akcli_backend.run("check", flag, str(sheet)).json() or {}
             facts[kind] = [f"{f['code']} ({f['severity']}): {f['message']}"

@@ -60,9 +60,18 @@ def _build_step_parser():
     n.add_argument("--sheet", required=True, type=Path)
     n.add_argument("--out", required=True, type=Path)
 
-    s = sub.add_parser("score", help="named nets vs expected: score.json")
-    for name in ("validate", "apply", "nets", "expected", "out"):
+    sm = sub.add_parser("simulate", help="a design task's testbench via akcli sim: sim.json")
+    sm.add_argument("--sheet", required=True, type=Path)
+    sm.add_argument("--apply", required=True, type=Path)
+    sm.add_argument("--nets", required=True, type=Path)
+    sm.add_argument("--task", required=True, type=Path)
+    sm.add_argument("--out", required=True, type=Path)
+
+    s = sub.add_parser("score", help="outcome, nets or measures, criteria: score.json")
+    for name in ("validate", "apply", "nets", "out"):
         s.add_argument(f"--{name}", required=True, type=Path)
+    s.add_argument("--task-dir", required=True, type=Path, help="the task folder")
+    s.add_argument("--sim", type=Path, help="sim.json, for a design task")
     s.add_argument("--agent", type=Path, help="agent.json: the agent's account")
     s.add_argument("--trace", type=Path, help="also write the pair's trace.json here")
     s.add_argument("--model", required=True)
@@ -102,12 +111,16 @@ def run_step(argv: list[str]) -> int:
         from wirebench.steps.nets import nets
 
         nets(args.sheet, args.out)
+    elif args.step == "simulate":
+        from wirebench.steps.simulate import simulate
+
+        simulate(args.sheet, args.apply, args.nets, args.task, args.out)
     elif args.step == "score":
         from wirebench.steps.score import score
 
-        score(args.validate, args.apply, args.nets, args.expected, args.out,
+        score(args.validate, args.apply, args.nets, args.task_dir, args.out,
               {"model": args.model, "task": args.task, "sample": args.sample},
-              agent=args.agent)
+              agent=args.agent, sim=args.sim)
         if args.trace:
             from wirebench.evidence.trace import write
 

@@ -1,4 +1,4 @@
-"""One pair through validate -> apply -> nets -> score in one process: what `wirebench
+"""One pair through validate -> apply -> nets -> [simulate] -> score in one process: what `wirebench
 score`, `tasks check` and `replay` run. The Snakemake rules call the very same step
 functions, one job each."""
 
@@ -20,11 +20,17 @@ def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
     task = load_task(task_dir)
     pair_dir = Path(pair_dir)
     pair_dir.mkdir(parents=True, exist_ok=True)
-    files = {k: pair_dir / f"{k}.json" for k in ("validate", "apply", "nets", "score")}
+    files = {k: pair_dir / f"{k}.json" for k in ("validate", "apply", "nets", "sim", "score")}
     sheet = pair_dir / "board.kicad_sch"
     validate(ops, files["validate"])
     apply(ops, files["validate"], task, symbols, sheet, files["apply"],
           pair_dir / "board.svg")
     nets(sheet, files["nets"])
-    return score(files["validate"], files["apply"], files["nets"],
-                 task.expected_path, files["score"], pair, agent=agent, task=task)
+    sim = None
+    if task.testbench is not None:
+        from wirebench.steps.simulate import simulate
+
+        simulate(sheet, files["apply"], files["nets"], task, files["sim"])
+        sim = files["sim"]
+    return score(files["validate"], files["apply"], files["nets"], task, files["score"], pair,
+                 agent=agent, sim=sim)

@@ -11,6 +11,13 @@ from wirebench.steps.common import input_hashes, versions
 SCHEMA = "wirebench.score/1"
 
 
+def measures_score(sim: dict | None) -> float:
+    """The share of a design task's measures in their windows at every corner; 0 when the
+    circuit could not be simulated (not drawn, an interface net missing, no model)."""
+    measures = (sim or {}).get("measures") or []
+    return round(sum(m["ok"] for m in measures) / len(measures), 4) if measures else 0.0
+
+
 AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
                 "completion_tokens", "cost_usd", "exit_code", "http_status")
 
@@ -27,39 +34,50 @@ def outcome(agent: dict | None, validation: dict, drawn: bool) -> str:
     return "success" if drawn else "blocked"
 
 
-def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: Path,
-          pair: dict, agent: Path | None = None, task=None) -> dict:
+def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
+          pair: dict, agent: Path | None = None, sim: Path | None = None) -> dict:
     """The pair's outcome against the task's expected one, its named nets against the
     ground truth, and each of the task's criteria; invalid or refused pairs score 0 with
     their reasons."""
-    from wirebench.corpus.tasks import load_task
+    from wirebench.corpus.tasks import as_task
     from wirebench.evidence.fingerprint import fingerprint
     from wirebench.evidence.provenance import task_hash
     from wirebench.verify import scoring
     from wirebench.verify.criteria import evaluate
 
-    task = task or load_task(Path(expected).parent)  # evaluate_pair hands its own
+    task = as_task(task_dir)  # evaluate_pair hands its loaded task
     want = task.expected_nets()
     v, a, n = read_json(validation), read_json(applied), read_json(netlist)
+    simulated = read_json(sim) if sim else None
     account = read_json(agent) if agent else None
     drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
     ended = outcome(account, v, drawn)
     outcome_ok = ended in task.expected_outcomes
-    exact = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn
+    # A design task names only its interface: the agent's own nets are not compared.
+    functional = task.testbench is not None
+    exact = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn and not functional
              else scoring.not_scored(len(want)))
     equivalent = None
-    if drawn:
+    if drawn and not functional:
         from wirebench.verify.equivalence import relabel_equivalent
 
         equivalent = True if exact["passed"] else relabel_equivalent(want, n)
     verdicts = evaluate(task.criteria, outcome=ended, exact=exact, validation=v, applied=a,
-                        equivalent=equivalent)
-    # A pair that rightly drew is scored by its nets; one that rightly stopped (a blocked
-    # edit, a declined injection) scores 1; a wrong outcome, either way, scores 0.
-    value = exact["score"] if ended == "success" and outcome_ok else float(outcome_ok)
+                        equivalent=equivalent, sim=simulated)
+    # A pair that rightly drew is scored by its nets, or, on a design task, by the share
+    # of its measures in their windows; one that rightly stopped (a blocked edit, a
+    # declined injection) scores 1; a wrong outcome, either way, scores 0.
+    if ended == "success" and outcome_ok:
+        value = exact["score"] if task.testbench is None else measures_score(simulated)
+    else:
+        value = float(outcome_ok)
     passed = outcome_ok and (ended != "success"
                              or all(c["verdict"] != "fail" for c in verdicts))
-    inputs = {"validate": validation, "apply": applied, "nets": netlist, "expected": expected}
+    inputs = {"validate": validation, "apply": applied, "nets": netlist}
+    if task.expected_path.is_file():
+        inputs["expected"] = task.expected_path
+    if sim:
+        inputs["sim"] = sim
     agent_errors = []
     if account:
         inputs["agent"] = agent
@@ -85,6 +103,8 @@ def score(validation: Path, applied: Path, netlist: Path, expected: Path, out: P
         "extra_named_nets": exact["extra_named_nets"],
         "relabel_equivalent": equivalent,
         "criteria": verdicts,
+        "tier": task.tier, "family": task.meta.get("family"),
+        "sim_status": simulated["status"] if simulated else None,
         "needs_human": [c["id"] for c in verdicts if c["verdict"] == "needs_human"],
         "errors": [*agent_errors, *v["errors"], *a["errors"], *n["errors"],
                    *exact["mismatches"],

@@ -40,6 +40,55 @@ def hygiene_problems(task_dir: Path) -> list[str]:
     return problems
 
 
+MIN_WRONG_ANSWERS = 2
+
+
+def design_problems(task) -> list[str]:
+    """A design task must show that its verifier discriminates, and read well."""
+    if task.testbench is None:
+        return []
+    problems = []
+    if len(task.meta.get("wrong_answers", [])) < MIN_WRONG_ANSWERS:
+        problems.append(f"a design task ships at least {MIN_WRONG_ANSWERS} wrong answers "
+                        "(task.yaml wrong_answers)")
+    if not any(c["kind"] == "layout_clean" for c in task.criteria):
+        problems.append("a design task holds its answers to layout_clean")
+    if not task.meta.get("interface"):
+        problems.append("a design task names its interface nets (task.yaml interface)")
+    return problems
+
+
+def failed_for(result: dict, sim: dict | None, target: str) -> bool:
+    """Did the pair fail on `target`: a criterion id, or `sim:<measure>`?"""
+    if target.startswith("sim:"):
+        name = target[4:]
+        return any(m["name"] == name and not m["ok"] for m in (sim or {}).get("measures", []))
+    return any(c["id"] == target and c["verdict"] == "fail" for c in result["criteria"])
+
+
+def wrong_answer_problems(task, symbols: list[str], scratch: Path) -> list[str]:
+    """Each known-wrong answer must fail, and for the reason the task states."""
+    from wirebench.evidence.files import read_json
+
+    problems = []
+    for i, wrong in enumerate(task.meta.get("wrong_answers", []), start=1):
+        path = task.path / wrong["file"]
+        if not path.is_file():
+            problems.append(f"wrong answer {wrong['file']}: missing")
+            continue
+        pair = scratch / f"wrong-{i}"
+        result = evaluate_pair(path, task.path, symbols, pair,
+                               {"model": "wrong", "task": task.id, "sample": i})
+        sim = read_json(pair / "sim.json") if (pair / "sim.json").is_file() else None
+        if result["passed"]:
+            problems.append(f"wrong answer {wrong['file']} passes; it should fail on "
+                            f"{wrong['fails']} ({wrong['why']})")
+        elif not failed_for(result, sim, wrong["fails"]):
+            problems.append(f"wrong answer {wrong['file']} fails, but not on "
+                            f"{wrong['fails']}: {'; '.join(result['errors'][:3])}")
+    return problems
+
+
 def check_corpus(tasks_dir: Path, symbols: list[str]) -> dict:
     report: dict = {"tasks": [], "problems": [], "ok": 0}
     dirs = discover(tasks_dir)
@@ -77,6 +126,9 @@ def check_corpus(tasks_dir: Path, symbols: list[str]) -> dict:
                         f"reference scores {result['score']} and does not pass")
                 if entry["problems"] and result["errors"]:
                     entry["problems"].extend(result["errors"])
+                entry["problems"].extend(design_problems(task))
+                entry["problems"].extend(wrong_answer_problems(task, symbols, Path(td) / d.name))
+                entry["tier"] = task.tier
             except TaskError as exc:
                 entry["problems"].append(str(exc))
             report["ok"] += not entry["problems"]

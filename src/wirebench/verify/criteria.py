@@ -8,7 +8,7 @@ the rendered sheet. Each verdict has the criterion's id and one readable line.
 from __future__ import annotations
 
 SHEET_KINDS = {"nets_exact", "values", "erc_clean", "integrity", "arrange_survives",
-               "relabel_equivalent", "subjective"}
+               "relabel_equivalent", "subjective", "simulation", "layout_clean", "max_parts"}
 
 
 def _verdict(criterion: dict, verdict: str, detail: str) -> dict:
@@ -29,8 +29,18 @@ def _findings(kind: str, facts: dict) -> tuple[bool, str]:
     return not found, "; ".join(found[:3]) or "no warnings or errors"
 
 
+def _simulation(sim: dict | None) -> tuple[str, str]:
+    """The simulate step's status as a verdict: a part with no model needs a person."""
+    if sim is None:
+        return "fail", "not simulated"
+    if sim["status"] == "pass":
+        return "pass", sim["reason"]
+    return ("needs_human" if sim["status"] == "needs_human" else "fail",
+            f"{sim['status']}: {sim['reason']}")
+
+
 def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dict,
-             applied: dict, equivalent: bool | None) -> list[dict]:
+             applied: dict, equivalent: bool | None, sim: dict | None = None) -> list[dict]:
     verdicts = []
     facts = applied.get("facts") or {}
     used = set(validation.get("ops_used", []))
@@ -45,7 +55,14 @@ def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dic
                       else (exact["mismatches"] or ["no match"])[0])
         elif kind == "values":
             ok, detail = _values(c, facts)
-        elif kind in ("erc_clean", "integrity"):
+        elif kind == "simulation":
+            verdict, detail = _simulation(sim)
+            verdicts.append(_verdict(c, verdict, detail))
+            continue
+        elif kind == "max_parts":
+            n = len(facts.get("parts", []))
+            ok, detail = n <= c["max"], f"{n} parts placed (at most {c['max']})"
+        elif kind in ("erc_clean", "integrity", "layout_clean"):
             ok, detail = _findings(kind, facts)
         elif kind == "uses_op":
             ok, detail = c["op"] in used, f"{c['op']} {'used' if c['op'] in used else 'not used'}"
