@@ -79,6 +79,128 @@ def _():
             "wrong/only-at-nominal": div("19.6k", "20k")}
 
 
+OPAMP = "Amplifier:OpAmp_Single"  # pins: 3 +, 2 -, 6 out, 7 V+, 4 V-
+
+
+@task("d03-noninverting-gain")
+def _():
+    def stage(r_gnd, r_fb, swapped=False):
+        plus, minus = ("U1.2", "U1.3") if swapped else ("U1.3", "U1.2")
+        return ([("U1", OPAMP, "GP"), ("R1", "Device:R", r_gnd), ("R2", "Device:R", r_fb)],
+                {"VIN": [plus], "FB": [minus, "R1.1", "R2.1"], "VOUT": ["U1.6", "R2.2"],
+                 "GND": ["R1.2"], "VPOS": ["U1.7"], "VNEG": ["U1.4"]})
+    return {"reference": stage("1k", "10k"),
+            "wrong/inputs-swapped": stage("1k", "10k", swapped=True),
+            "wrong/gain-inverted-ratio": stage("10k", "1k")}
+
+
+@task("d04-inverting-gain")
+def _():
+    def stage(r_in, r_fb, swapped=False):
+        plus, minus = ("U1.2", "U1.3") if swapped else ("U1.3", "U1.2")
+        return ([("U1", OPAMP, "GP"), ("R1", "Device:R", r_in), ("R2", "Device:R", r_fb)],
+                {"VIN": ["R1.1"], "SUM": [minus, "R1.2", "R2.1"], "VOUT": ["U1.6", "R2.2"],
+                 "GND": [plus], "VPOS": ["U1.7"], "VNEG": ["U1.4"]})
+    return {"reference": stage("9.09k", "47.5k"),
+            "wrong/ignores-source-resistance": stage("10k", "47k"),
+            "wrong/inputs-swapped": stage("9.09k", "47.5k", swapped=True)}
+
+
+@task("d05-npn-led-switch")
+def _():
+    def switch(r_led, r_base, base_direct=False):
+        parts = [("Q1", "Device:Q_NPN_BCE", "NPN"), ("D1", "Device:LED", "red"),
+                 ("R1", "Device:R", r_led)]
+        nets = {"VCC": ["R1.1"], "LED_A": ["R1.2", "D1.2"], "LED_K": ["D1.1", "Q1.2"],
+                "GND": ["Q1.3"]}
+        if base_direct:
+            nets["GPIO"] = ["Q1.1"]
+        else:
+            parts.append(("R2", "Device:R", r_base))
+            nets["GPIO"] = ["R2.1"]
+            nets["BASE"] = ["R2.2", "Q1.1"]
+        return parts, nets
+    return {"reference": switch("300", "4.7k"),
+            "wrong/ignores-led-drop": switch("470", "4.7k"),
+            "wrong/no-base-resistor": switch("300", None, base_direct=True)}
+
+
+@task("d06-reset-delay")
+def _():
+    def rc(r, c):
+        return ([("R1", "Device:R", r), ("C1", "Device:C", c)],
+                {"VDD": ["R1.1"], "RESET": ["R1.2", "C1.1"], "GND": ["C1.2"]})
+    return {"reference": rc("15k", "1u"),
+            "wrong/ignores-internal-pullup": rc("100k", "100n"),
+            "wrong/only-at-nominal": rc("18k", "1u")}
+
+
+@task("d07-zener-reference")
+def _():
+    def shunt(r, reversed_zener=False):
+        k, a = ("D1.2", "D1.1") if reversed_zener else ("D1.1", "D1.2")
+        return ([("R1", "Device:R", r), ("D1", "Device:D_Zener", "3V3")],
+                {"VIN": ["R1.1"], "VREF": ["R1.2", k], "GND": [a]})
+    return {"reference": shunt("1.1k"),
+            "wrong/starved-at-low-input": shunt("4.7k"),
+            "wrong/zener-reversed": shunt("1.1k", reversed_zener=True)}
+
+
+@task("d08-sallen-key-lowpass")
+def _():
+    def sk(r, c_fb, c_gnd):
+        return ([("U1", OPAMP, "GP"), ("R1", "Device:R", r), ("R2", "Device:R", r),
+                 ("C1", "Device:C", c_fb), ("C2", "Device:C", c_gnd)],
+                {"VIN": ["R1.1"], "N1": ["R1.2", "R2.1", "C1.1"],
+                 "N2": ["R2.2", "C2.1", "U1.3"], "VOUT": ["U1.6", "U1.2", "C1.2"],
+                 "GND": ["C2.2"], "VPOS": ["U1.7"], "VNEG": ["U1.4"]})
+
+    def first_order():
+        return ([("U1", OPAMP, "GP"), ("R1", "Device:R", "15k"), ("C1", "Device:C", "10n")],
+                {"VIN": ["R1.1"], "N1": ["R1.2", "C1.1", "U1.3"], "VOUT": ["U1.6", "U1.2"],
+                 "GND": ["C1.2"], "VPOS": ["U1.7"], "VNEG": ["U1.4"]})
+    return {"reference": sk("10.7k", "22n", "10n"),
+            "wrong/equal-capacitors": sk("10.7k", "15n", "15n"),
+            "wrong/first-order": first_order()}
+
+
+@task("d09-level-shifter")
+def _():
+    def shifter(hv_pullup_to="V5", hv_pullup=True):
+        # Each rail decoupled to GND, as on any board.
+        parts = [("Q1", "Device:Q_NMOS_GSD", "NMOS"), ("R1", "Device:R", "10k"),
+                 ("C1", "Device:C", "100n"), ("C2", "Device:C", "100n")]
+        nets = {"V3V3": ["Q1.1", "R1.1", "C1.1"], "SDA_LV": ["Q1.2", "R1.2"],
+                "SDA_HV": ["Q1.3"], "V5": ["C2.1"], "GND": ["C1.2", "C2.2"]}
+        if hv_pullup:
+            parts.append(("R2", "Device:R", "10k"))
+            nets["SDA_HV"].append("R2.2")
+            nets[hv_pullup_to].append("R2.1")
+        return parts, nets
+    return {"reference": shifter(),
+            "wrong/hv-pullup-to-3v3": shifter(hv_pullup_to="V3V3"),
+            "wrong/no-hv-pullup": shifter(hv_pullup=False)}
+
+
+@task("d10-nmos-led-string")
+def _():
+    def string(r, leds=3):
+        parts = [("Q1", "Device:Q_NMOS_GSD", "NMOS"), ("R1", "Device:R", r),
+                 ("R2", "Device:R", "100"), ("R3", "Device:R", "100k")]
+        nets = {"V12": ["R1.1"], "GPIO": ["R2.1"], "GATE": ["R2.2", "R3.1", "Q1.1"],
+                "GND": ["R3.2", "Q1.2"]}
+        chain = "R1.2"
+        for i in range(1, leds + 1):
+            parts.append((f"D{i}", "Device:LED", "white"))
+            nets[f"S{i}"] = [chain, f"D{i}.2"]
+            chain = f"D{i}.1"
+        nets["DRAIN"] = [chain, "Q1.3"]
+        return parts, nets
+    return {"reference": string("180"),
+            "wrong/one-led-drop-only": string("590"),
+            "wrong/no-headroom": string("47")}
+
+
 def main() -> None:
     for name, answers in TASKS.items():
         for key, (parts, nets) in answers.items():

@@ -72,11 +72,12 @@ def stimuli(testbench: dict) -> list[dict]:
     for src in testbench.get("sources", []):
         name, node = src["name"], src["node"]
         if "resistance" in src:
-            # An ideal source on a private node, and a current into the net of
-            # (v(private) - v(net)) / R: the same as the source behind R.
+            # An ideal source on a private node, and a current of (v(private) - v(net))
+            # / R from that node into the net: the source behind R, whose current the
+            # ideal source supplies (so i(name) measures it).
             inner = f"{name}_INT"
             out.append({"name": name, "kind": "vsource", "node": inner, "value": src["value"]})
-            out.append({"name": f"{name}_RS", "kind": "bsource", "node": "0", "node2": node,
+            out.append({"name": f"{name}_RS", "kind": "bsource", "node": inner, "node2": node,
                         "quantity": "I",
                         "expr": f"(v({inner})-v({node}))/{_number(src['resistance'])}"})
         else:
