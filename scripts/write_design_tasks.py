@@ -201,6 +201,45 @@ def _():
             "wrong/no-headroom": string("47")}
 
 
+DUAL = "Amplifier:OpAmp_Dual"  # unit 1: 3 +, 2 -, 1 out; unit 2: 5 +, 6 -, 7 out; unit 3: 8 V+, 4 V-
+
+
+@task("s01-sensor-channel")
+def _():
+    def channel(r_filter="590", swapped=False):
+        plus, minus = ("U1.2", "U1.3") if swapped else ("U1.3", "U1.2")
+        parts = [("U1", DUAL, "GP", 1), ("U1", DUAL, "GP", 2), ("U1", DUAL, "GP", 3),
+                 ("R1", "Device:R", r_filter), ("C1", "Device:C", "1u"),
+                 ("R2", "Device:R", "1k"), ("R3", "Device:R", "24k"),
+                 ("R4", "Device:R", "10k"), ("R5", "Device:R", "10k"),
+                 ("C2", "Device:C", "100n"), ("C3", "Device:C", "1u"),
+                 ("R6", "Device:R", "100"), ("C4", "Device:C", "1n"),
+                 ("C5", "Device:C", "100n"), ("C6", "Device:C", "10u"),
+                 ("R7", "Device:R", "1.5k"), ("D1", "Device:LED", "green")]
+        nets = {"SENSOR": ["R1.1"], "FILT": ["R1.2", "C1.1", plus],
+                "FB": [minus, "R2.1", "R3.1"], "AMP_OUT": ["U1.1", "R3.2", "R6.1"],
+                "ADC_IN": ["R6.2", "C4.1"], "REF_DIV": ["R4.2", "R5.1", "C2.1"],
+                "V5": ["U1.8", "R4.1", "C5.1", "C6.1", "R7.1"], "LED_A": ["R7.2", "D1.2"],
+                "GND": ["C1.2", "R2.2", "R5.2", "C2.2", "C4.2", "C5.2", "C6.2", "U1.4",
+                        "D1.1", "C3.2"]}
+        nets["REF_DIV"].append("U1.5")
+        nets["ADC_REF"] = ["U1.7", "U1.6", "C3.1"]
+        return parts, nets
+
+    def unbuffered():
+        """The divider straight into the ADC's reference pin; unit B left as a follower
+        of nothing."""
+        parts, nets = channel()
+        nets.pop("REF_DIV")
+        nets["ADC_REF"] = ["R4.2", "R5.1", "C2.1", "C3.1"]
+        nets["IDLE"] = ["U1.5", "U1.6", "U1.7"]
+        return parts, nets
+    return {"reference": channel(),
+            "wrong/ignores-source-resistance": channel(r_filter="1.6k"),
+            "wrong/unbuffered-reference": unbuffered(),
+            "wrong/inputs-swapped": channel(swapped=True)}
+
+
 def main() -> None:
     for name, answers in TASKS.items():
         for key, (parts, nets) in answers.items():
