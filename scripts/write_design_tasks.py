@@ -201,7 +201,8 @@ def _():
             "wrong/no-headroom": string("47")}
 
 
-DUAL = "Amplifier:OpAmp_Dual"  # unit 1: 3 +, 2 -, 1 out; unit 2: 5 +, 6 -, 7 out; unit 3: 8 V+, 4 V-
+# Units: 1 (3 +, 2 -, 1 out), 2 (5 +, 6 -, 7 out), 3 (8 V+, 4 V-).
+DUAL = RRO_DUAL = "Amplifier:OpAmp_Dual"
 
 
 @task("s01-sensor-channel")
@@ -238,6 +239,55 @@ def _():
             "wrong/ignores-source-resistance": channel(r_filter="1.6k"),
             "wrong/unbuffered-reference": unbuffered(),
             "wrong/inputs-swapped": channel(swapped=True)}
+
+
+@task("s02-fourth-order-filter")
+def _():
+    def sk_stage(unit_pins, prefix, n_in, n_out, r1, r2, c_fb, c_gnd):
+        """One unity-gain Sallen-Key stage on one unit of the dual op-amp."""
+        plus, minus, out = unit_pins
+        (ra, rb), (ca, cb) = prefix
+        parts = [(ra, "Device:R", r1), (rb, "Device:R", r2), (ca, "Device:C", c_fb),
+                 (cb, "Device:C", c_gnd)]
+        mid, node = f"{n_out}_M", f"{n_out}_P"
+        nets = {n_in: [f"{ra}.1"], mid: [f"{ra}.2", f"{rb}.1", f"{ca}.1"],
+                node: [f"{rb}.2", f"{cb}.1", plus], n_out: [out, minus, f"{ca}.2"],
+                "GND": [f"{cb}.2"]}
+        return parts, nets
+
+    def merge(*blocks):
+        parts, nets = [], {}
+        for p, n in blocks:
+            parts += p
+            for name, pins in n.items():
+                nets.setdefault(name, []).extend(pins)
+        return parts, nets
+
+    def filt(a=("14k", "14.7k", "12n", "10n"), b=("6.04k", "6.04k", "68n", "10n"),
+             stages=2, bias_to="VMID"):
+        head = ([("U1", RRO_DUAL, "RRO", 1), ("U1", RRO_DUAL, "RRO", 2),
+                 ("U1", RRO_DUAL, "RRO", 3), ("C1", "Device:C", "1u"),
+                 ("R1", "Device:R", "22k"), ("R2", "Device:R", "10k"),
+                 ("R3", "Device:R", "10k"), ("C2", "Device:C", "1u"),
+                 ("C3", "Device:C", "100n"), ("C4", "Device:C", "10u")],
+                {"VIN": ["C1.1"], "IN_B": ["C1.2", "R1.1"], "V5": ["U1.8", "R2.1", "C3.1", "C4.1"],
+                 "VMID": ["R2.2", "R3.1", "C2.1"],
+                 "GND": ["R3.2", "C2.2", "C3.2", "C4.2", "U1.4"]})
+        head[1][bias_to].append("R1.2")
+        first_out = "VOUT" if stages == 1 else "STAGE1"
+        blocks = [head, sk_stage(("U1.3", "U1.2", "U1.1"), (("R4", "R5"), ("C5", "C6")),
+                                 "IN_B", first_out, *a)]
+        if stages == 2:
+            blocks.append(sk_stage(("U1.5", "U1.6", "U1.7"), (("R6", "R7"), ("C7", "C8")),
+                                   "STAGE1", "VOUT", *b))
+        else:
+            blocks.append(([], {"IDLE": ["U1.5", "U1.6", "U1.7"]}))
+        return merge(*blocks)
+    return {"reference": filt(),
+            "wrong/two-butterworth-pairs": filt(a=("10.7k", "10.7k", "22n", "10n"),
+                                                b=("10.7k", "10.7k", "22n", "10n")),
+            "wrong/second-order-only": filt(a=("10.7k", "10.7k", "22n", "10n"), stages=1),
+            "wrong/bias-to-ground": filt(bias_to="GND")}
 
 
 def main() -> None:
