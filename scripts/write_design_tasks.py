@@ -290,6 +290,32 @@ def _():
             "wrong/bias-to-ground": filt(bias_to="GND")}
 
 
+@task("s03-indicator-panel")
+def _():
+    def panel(rails=("V3V3", "V3V3", "VBUS"), r_led=("270", "220", "390")):
+        parts = [("U1", "Regulator:LDO_3P3", "LDO_3P3"), ("C1", "Device:C", "1u"),
+                 ("C2", "Device:C", "10u"), ("C3", "Device:C", "100n")]
+        nets = {"VBUS": ["U1.1", "C1.1", "C3.1"], "V3V3": ["U1.3", "C2.1"],
+                "GND": ["U1.2", "C1.2", "C2.2", "C3.2"]}
+        for i, (colour, gpio, rail, r) in enumerate(zip(
+                ("red", "green", "blue"), ("GPIO_R", "GPIO_G", "GPIO_B"), rails, r_led,
+                strict=True), start=1):
+            q, rb, rl, d = f"Q{i}", f"R{i}", f"R{i + 3}", f"D{i}"
+            parts += [(q, "Device:Q_NPN_BCE", "NPN"), (rb, "Device:R", "4.7k"),
+                      (rl, "Device:R", r), (d, "Device:LED", colour)]
+            nets[gpio] = [f"{rb}.1"]
+            nets[f"B{i}"] = [f"{rb}.2", f"{q}.1"]
+            nets[rail].append(f"{rl}.1")
+            nets[f"A{i}"] = [f"{rl}.2", f"{d}.2"]
+            nets[f"K{i}"] = [f"{d}.1", f"{q}.2"]
+            nets["GND"].append(f"{q}.3")
+        return parts, nets
+    return {"reference": panel(),
+            "wrong/blue-from-3v3": panel(rails=("V3V3", "V3V3", "V3V3"),
+                                         r_led=("270", "220", "51")),
+            "wrong/all-from-vbus": panel(rails=("VBUS", "VBUS", "VBUS"))}
+
+
 def main() -> None:
     for name, answers in TASKS.items():
         for key, (parts, nets) in answers.items():
