@@ -316,6 +316,38 @@ def _():
             "wrong/all-from-vbus": panel(rails=("VBUS", "VBUS", "VBUS"))}
 
 
+@task("s04-differential-sensor")
+def _():
+    def amp(r_in="9k", buffered_ref=True, ref_leg_to="REF"):
+        parts = [("U1", DUAL, "RRO", 1), ("U1", DUAL, "RRO", 2), ("U1", DUAL, "RRO", 3),
+                 ("R1", "Device:R", r_in), ("R2", "Device:R", "100k"),
+                 ("R3", "Device:R", r_in), ("R4", "Device:R", "100k"),
+                 ("R5", "Device:R", "30k"), ("R6", "Device:R", "10k"),
+                 ("C1", "Device:C", "10n"), ("C2", "Device:C", "100n"),
+                 ("C3", "Device:C", "10u"), ("C4", "Device:C", "100n"),
+                 ("R7", "Device:R", "100"), ("C5", "Device:C", "1n"),
+                 ("C6", "Device:C", "1n"), ("C7", "Device:C", "1n")]
+        nets = {"SENS_N": ["R1.1", "C7.1"], "SENS_P": ["R3.1", "C6.1"],
+                "INN": ["R1.2", "R2.1", "U1.2"], "INP": ["R3.2", "R4.1", "U1.3"],
+                "AMP_OUT": ["U1.1", "R2.2", "R7.1"], "VOUT": ["R7.2", "C5.1"],
+                "V5": ["U1.8", "R5.1", "C2.1", "C3.1"], "REF_DIV": ["R5.2", "R6.1", "C1.1"],
+                "REF": ["C4.1"],
+                "GND": ["R6.2", "C1.2", "C2.2", "C3.2", "C4.2", "C5.2", "C6.2", "C7.2",
+                        "U1.4"]}
+        if buffered_ref:
+            nets["REF_DIV"].append("U1.5")
+            nets["REF"] += ["U1.7", "U1.6"]
+        else:  # the divider is the reference; unit 2 idles
+            nets["REF"] += nets.pop("REF_DIV")
+            nets["IDLE"] = ["U1.5", "U1.6", "U1.7"]
+        nets[ref_leg_to].append("R4.2")
+        return parts, nets
+    return {"reference": amp(),
+            "wrong/ignores-source-resistance": amp(r_in="10k"),
+            "wrong/unbuffered-reference": amp(buffered_ref=False),
+            "wrong/reference-leg-to-ground": amp(ref_leg_to="GND")}
+
+
 def main() -> None:
     for name, answers in TASKS.items():
         for key, (parts, nets) in answers.items():
