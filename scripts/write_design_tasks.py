@@ -348,6 +348,43 @@ def _():
             "wrong/reference-leg-to-ground": amp(ref_leg_to="GND")}
 
 
+@task("s05-battery-supply")
+def _():
+    def supply(guard="pmos", clamp_on="VSYS"):
+        parts = [("R1", "Device:R", "10k"), ("D1", "Device:D_Zener", "5V1"),
+                 ("C1", "Device:C", "10u"), ("U1", "Regulator:LDO_3P3", "LDO_3P3"),
+                 ("C2", "Device:C", "1u"), ("C3", "Device:C", "10u"),
+                 ("R2", "Device:R", "130k"), ("R3", "Device:R", "300k"),
+                 ("C4", "Device:C", "100n"), ("R4", "Device:R", "1.3k"),
+                 ("D2", "Device:LED", "green"), ("R5", "Device:R", "15k"),
+                 ("C5", "Device:C", "1u"), ("C6", "Device:C", "100n")]
+        nets = {"VBAT": [], "VSYS": ["C1.1", "U1.1", "C2.1", "R2.1"],
+                "V3V3": ["U1.3", "C3.1", "R4.1", "R5.1", "C6.1"],
+                "ADC_BAT": ["R2.2", "R3.1", "C4.1"], "LED_A": ["R4.2", "D2.2"],
+                "RESET": ["R5.2", "C5.1"],
+                "GND": ["R1.2", "C1.2", "U1.2", "C2.2", "C3.2", "R3.2", "C4.2", "D2.1",
+                        "C5.2", "C6.2"]}
+        nets[clamp_on].append("D1.1")
+        nets["GND"].append("D1.2")
+        if guard == "schottky":
+            parts.insert(0, ("D3", "Device:D_Schottky", "SCHOTTKY"))
+            nets["VBAT"].append("D3.2")
+            nets["VSYS"].append("D3.1")
+            parts = [p for p in parts if p[0] != "R1"]
+            nets["GND"].remove("R1.2")
+        else:
+            parts.insert(0, ("Q1", "Device:Q_PMOS_GSD", "PMOS"))
+            battery_pin, system_pin = ("Q1.3", "Q1.2") if guard == "pmos" else ("Q1.2", "Q1.3")
+            nets["VBAT"].append(battery_pin)
+            nets["VSYS"].append(system_pin)
+            nets["GATE"] = ["Q1.1", "R1.1"]
+        return parts, nets
+    return {"reference": supply(),
+            "wrong/schottky-drop": supply(guard="schottky"),
+            "wrong/clamp-before-the-guard": supply(clamp_on="VBAT"),
+            "wrong/pmos-backwards": supply(guard="pmos-backwards")}
+
+
 def main() -> None:
     for name, answers in TASKS.items():
         for key, (parts, nets) in answers.items():
