@@ -103,7 +103,8 @@ def _():
                  "GND": [plus], "VPOS": ["U1.7"], "VNEG": ["U1.4"]})
     return {"reference": stage("9.09k", "47.5k"),
             "wrong/ignores-source-resistance": stage("10k", "47k"),
-            "wrong/inputs-swapped": stage("9.09k", "47.5k", swapped=True)}
+            "wrong/inputs-swapped": stage("9.09k", "47.5k", swapped=True),
+            "wrong/only-at-nominal": stage("9.09k", "48.7k")}
 
 
 @task("d05-npn-led-switch")
@@ -122,7 +123,8 @@ def _():
         return parts, nets
     return {"reference": switch("300", "4.7k"),
             "wrong/ignores-led-drop": switch("470", "4.7k"),
-            "wrong/no-base-resistor": switch("300", None, base_direct=True)}
+            "wrong/no-base-resistor": switch("300", None, base_direct=True),
+            "wrong/only-at-nominal": switch("340", "4.7k")}
 
 
 @task("d06-reset-delay")
@@ -198,7 +200,8 @@ def _():
         return parts, nets
     return {"reference": string("180"),
             "wrong/one-led-drop-only": string("590"),
-            "wrong/no-headroom": string("47")}
+            "wrong/no-headroom": string("47"),
+            "wrong/only-at-nominal": string("200")}
 
 
 # Units: 1 (3 +, 2 -, 1 out), 2 (5 +, 6 -, 7 out), 3 (8 V+, 4 V-).
@@ -238,7 +241,8 @@ def _():
     return {"reference": channel(),
             "wrong/ignores-source-resistance": channel(r_filter="1.6k"),
             "wrong/unbuffered-reference": unbuffered(),
-            "wrong/inputs-swapped": channel(swapped=True)}
+            "wrong/inputs-swapped": channel(swapped=True),
+            "wrong/only-at-nominal": channel(r_filter="390")}
 
 
 @task("s02-fourth-order-filter")
@@ -287,7 +291,9 @@ def _():
             "wrong/two-butterworth-pairs": filt(a=("10.7k", "10.7k", "22n", "10n"),
                                                 b=("10.7k", "10.7k", "22n", "10n")),
             "wrong/second-order-only": filt(a=("10.7k", "10.7k", "22n", "10n"), stages=1),
-            "wrong/bias-to-ground": filt(bias_to="GND")}
+            "wrong/bias-to-ground": filt(bias_to="GND"),
+            "wrong/only-at-nominal": filt(a=("13.2k", "13.8k", "12n", "10n"),
+                                          b=("5.68k", "5.68k", "68n", "10n"))}
 
 
 @task("s03-indicator-panel")
@@ -318,10 +324,10 @@ def _():
 
 @task("s04-differential-sensor")
 def _():
-    def amp(r_in="9k", buffered_ref=True, ref_leg_to="REF"):
+    def amp(r_in="9k", buffered_ref=True, ref_leg_to="REF", r_fb="100k"):
         parts = [("U1", DUAL, "RRO", 1), ("U1", DUAL, "RRO", 2), ("U1", DUAL, "RRO", 3),
-                 ("R1", "Device:R", r_in), ("R2", "Device:R", "100k"),
-                 ("R3", "Device:R", r_in), ("R4", "Device:R", "100k"),
+                 ("R1", "Device:R", r_in), ("R2", "Device:R", r_fb),
+                 ("R3", "Device:R", r_in), ("R4", "Device:R", r_fb),
                  ("R5", "Device:R", "30k"), ("R6", "Device:R", "10k"),
                  ("C1", "Device:C", "10n"), ("C2", "Device:C", "100n"),
                  ("C3", "Device:C", "10u"), ("C4", "Device:C", "100n"),
@@ -345,18 +351,19 @@ def _():
     return {"reference": amp(),
             "wrong/ignores-source-resistance": amp(r_in="10k"),
             "wrong/unbuffered-reference": amp(buffered_ref=False),
-            "wrong/reference-leg-to-ground": amp(ref_leg_to="GND")}
+            "wrong/reference-leg-to-ground": amp(ref_leg_to="GND"),
+            "wrong/only-at-nominal": amp(r_fb="104.2k")}
 
 
 @task("s05-battery-supply")
 def _():
-    def supply(guard="pmos", clamp_on="VSYS"):
+    def supply(guard="pmos", clamp_on="VSYS", r_reset="15k"):
         parts = [("R1", "Device:R", "10k"), ("D1", "Device:D_Zener", "5V1"),
                  ("C1", "Device:C", "10u"), ("U1", "Regulator:LDO_3P3", "LDO_3P3"),
                  ("C2", "Device:C", "1u"), ("C3", "Device:C", "10u"),
                  ("R2", "Device:R", "130k"), ("R3", "Device:R", "300k"),
                  ("C4", "Device:C", "100n"), ("R4", "Device:R", "1.3k"),
-                 ("D2", "Device:LED", "green"), ("R5", "Device:R", "15k"),
+                 ("D2", "Device:LED", "green"), ("R5", "Device:R", r_reset),
                  ("C5", "Device:C", "1u"), ("C6", "Device:C", "100n")]
         nets = {"VBAT": [], "VSYS": ["C1.1", "U1.1", "C2.1", "R2.1"],
                 "V3V3": ["U1.3", "C3.1", "R4.1", "R5.1", "C6.1"],
@@ -382,7 +389,63 @@ def _():
     return {"reference": supply(),
             "wrong/schottky-drop": supply(guard="schottky"),
             "wrong/clamp-before-the-guard": supply(clamp_on="VBAT"),
-            "wrong/pmos-backwards": supply(guard="pmos-backwards")}
+            "wrong/pmos-backwards": supply(guard="pmos-backwards"),
+            "wrong/only-at-nominal": supply(r_reset="24k")}
+
+
+@task("s06-constant-current-leds")
+def _():
+    def channel(i, gpio, leds, colour, r_sense, limiter=True, r_series="330"):
+        """One LED string fed from VPROT, its current set by a two-transistor limiter
+        (or, in a wrong answer, by a plain resistor), enabled from a GPIO."""
+        q1, q2, rs, rb = f"Q{2 * i - 1}", f"Q{2 * i}", f"R{2 * i - 1}", f"R{2 * i}"
+        parts, nets = [], {"VPROT": [], gpio: [], "GND": []}
+        pins = []
+        for k in range(leds):
+            d = f"D{10 * i + k}"
+            parts.append((d, "Device:LED", colour))
+            pins.append((d, f"{d}.2", f"{d}.1"))
+        first_anode = pins[0][1]
+        nets["VPROT"].append(first_anode)
+        for (_, _, cathode), (_, anode, _) in zip(pins, pins[1:], strict=False):
+            nets[f"S{i}_{cathode.replace('.', '_')}"] = [cathode, anode]
+        last_cathode = pins[-1][2]
+        if limiter:
+            parts += [(q1, "Device:Q_NPN_BCE", "NPN"), (q2, "Device:Q_NPN_BCE", "NPN"),
+                      (rs, "Device:R", r_sense), (rb, "Device:R", "2.2k")]
+            nets[f"K{i}"] = [last_cathode, f"{q1}.2"]
+            nets[f"E{i}"] = [f"{q1}.3", f"{rs}.1", f"{q2}.1"]
+            nets[f"B{i}"] = [f"{rb}.2", f"{q1}.1", f"{q2}.2"]
+            nets[gpio].append(f"{rb}.1")
+            nets["GND"] += [f"{rs}.2", f"{q2}.3"]
+        else:
+            parts += [(q1, "Device:Q_NPN_BCE", "NPN"), (rs, "Device:R", r_series),
+                      (rb, "Device:R", "4.7k")]
+            nets[f"K{i}"] = [last_cathode, f"{rs}.1"]
+            nets[f"C{i}"] = [f"{rs}.2", f"{q1}.2"]
+            nets[f"B{i}"] = [f"{rb}.2", f"{q1}.1"]
+            nets[gpio].append(f"{rb}.1")
+            nets["GND"].append(f"{q1}.3")
+        return parts, nets
+
+    def board(r_sense=("33", "33"), limiter=True):
+        parts = [("D1", "Device:D", "SIGNAL"), ("C1", "Device:C", "1u"),
+                 ("C2", "Device:C", "100n")]
+        nets = {"VIN": ["D1.2"], "VPROT": ["D1.1", "C1.1", "C2.1"],
+                "GND": ["C1.2", "C2.2"]}
+        for i, (gpio, leds, colour, r) in enumerate(
+                (("GPIO_A", 2, "white", r_sense[0]), ("GPIO_B", 3, "red", r_sense[1])),
+                start=1):
+            p, n = channel(i, gpio, leds, colour, r, limiter=limiter,
+                           r_series=("270", "270")[i - 1])
+            parts += p
+            for name, pins in n.items():
+                nets.setdefault(name, []).extend(pins)
+        return parts, nets
+    return {"reference": board(),
+            "wrong/resistor-only": board(limiter=False),
+            "wrong/sense-ignores-vbe": board(r_sense=("150", "150")),
+            "wrong/only-at-nominal": board(r_sense=("35.7", "35.7"))}
 
 
 def main() -> None:
