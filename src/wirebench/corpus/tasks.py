@@ -24,6 +24,7 @@ ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
 NETS_EXACT = {"id": "nets", "kind": "nets_exact"}
 SIMULATION = {"id": "sim", "kind": "simulation"}
+LAYOUT_CLEAN = {"id": "layout", "kind": "layout_clean"}
 
 
 class TaskError(Exception):
@@ -70,8 +71,9 @@ class Task:
     @property
     def criteria(self) -> list[dict]:
         """The task's criteria. A task that expects success is always held to its nets, or,
-        when it has a testbench, to what its simulation measures: the agent chose the
-        topology and the net names, so its nets are not compared with a ground truth."""
+        when it has a testbench, to what its simulation measures (the agent chose the
+        topology and the net names, so its nets are not compared with a ground truth),
+        and to a sheet with no overlapping symbols, labels or pins (`layout_clean`)."""
         listed = list(self.meta.get("criteria", []))
         if "success" not in self.expected_outcomes:
             return listed
@@ -81,6 +83,10 @@ class Task:
                 listed.insert(0, dict(SIMULATION))
         elif "nets_exact" not in kinds:
             listed.insert(0, dict(NETS_EXACT))
+        # A sheet is for people too: every drawn answer is held to a readable layout,
+        # unless the task says why it cannot be (layout_exempt).
+        if "layout_clean" not in kinds and not self.meta.get("layout_exempt"):
+            listed.append(dict(LAYOUT_CLEAN))
         return listed
 
     def draw_meta_hash(self) -> str:
