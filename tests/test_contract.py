@@ -96,12 +96,14 @@ def test_an_injected_target_file_never_leaves_the_pair(tmp_path):
 def test_every_criterion_kind_passes_on_the_references(tmp_path):
     kinds = set()
     for name in ("07-arrange-safe-blocks", "11-opamp-buffer-unused-unit",
-                 "12-battery-sense-divider-macro", "21-feedback-divider-naming"):
+                 "12-battery-sense-divider-macro", "21-feedback-divider-naming",
+                 "d01-rc-lowpass-loaded"):
         r = run(tmp_path / name, TASKS / name / "reference_ops.json", TASKS / name)
         assert r["passed"], (name, r["criteria"])
         kinds |= {c["kind"] for c in r["criteria"]}
     assert kinds == {"nets_exact", "values", "erc_clean", "integrity", "uses_op", "forbids_op",
-                     "max_ops", "arrange_survives", "relabel_equivalent", "subjective"}
+                     "max_ops", "arrange_survives", "relabel_equivalent", "subjective",
+                     "simulation", "layout_clean", "max_parts"}
 
 
 def test_subjective_needs_a_human_and_never_fails(tmp_path):
@@ -129,7 +131,8 @@ def test_values_uses_op_and_max_ops_fail_with_reasons(tmp_path):
         {"op": "add_net_label", "name": "GND", "at": "C1.2"},
     ]
     r = run(tmp_path, write_ops(tmp_path / "ops.json", ops), task)
-    assert verdicts(r) == {"nets": "pass", "macro": "fail", "ratio": "fail", "compact": "fail"}
+    assert verdicts(r) == {"nets": "pass", "macro": "fail", "ratio": "fail", "compact": "fail",
+                           "layout": "fail"}  # R1 and R2 600 mil apart: labels overlap
     assert not r["passed"] and r["score"] == 1.0
     assert "criterion ratio: R2='47k' (want '39k')" in r["errors"]
     assert "criterion compact: 9 ops written (at most 6)" in r["errors"]

@@ -66,13 +66,13 @@ def test_a_step_error_in_the_worker_reaches_the_caller(tmp_path):
     ops = TASKS / "01-divider" / "reference_ops.json"
     step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
     wait_for_worker()
-    bad = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--expected",
-               str(TASKS / "01-divider" / "expected_nets.json"), "--out", "s.json",
+    bad = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--task-dir",
+               str(TASKS / "01-divider"), "--out", "s.json",
                "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path)
     assert bad.returncode == 70 and "FileNotFoundError" in bad.stderr
     assert not (tmp_path / "s.json").exists()
-    local = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--expected",
-                 str(TASKS / "01-divider" / "expected_nets.json"), "--out", "s.json",
+    local = step("score", "--validate", "x", "--apply", "x", "--nets", "x", "--task-dir",
+                 str(TASKS / "01-divider"), "--out", "s.json",
                  "--model", "m", "--task", "t", "--sample", "1", cwd=tmp_path,
                  env={"WIREBENCH_WORKER": "0"})
     assert local.returncode == 70 and "internal error: FileNotFoundError" in local.stderr
@@ -96,7 +96,7 @@ def test_servers_are_reused_and_one_that_crashed_is_never_used_again(tmp_path):
     assert len(set(before)) < 20, before
 
     crash = worker.call(["score", "--validate", "x", "--apply", "x", "--nets", "x",
-                         "--expected", str(TASKS / "01-divider" / "expected_nets.json"),
+                         "--task-dir", str(TASKS / "01-divider"),
                          "--out", str(tmp_path / "s.json"), "--model", "m", "--task", "t",
                          "--sample", "1"])
     assert crash["rc"] == 70 and "FileNotFoundError" in crash["stderr"]

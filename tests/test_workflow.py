@@ -8,10 +8,11 @@ import shutil
 
 from conftest import REPO, TASKS
 
-SUMMARY_COLUMNS = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok",
-                   "valid", "applied", "score", "passed", "matched", "expected",
-                   "extra_named_nets", "relabel_equivalent", "needs_human", "turns", "attempts",
-                   "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd", "errors"]
+SUMMARY_COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_outcome",
+                   "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
+                   "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
+                   "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
+                   "completion_tokens", "cost_usd", "errors"]
 
 
 def all_tasks():

@@ -68,8 +68,9 @@ def _cmd_score(args) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         mark = "PASS" if result["passed"] else "FAIL"
-        print(f"{mark}  {task.id}  score={result['score']}  "
-              f"matched={result['matched']}/{result['expected']}")
+        judged = (f"sim={result['sim_status']}" if result["sim_status"] else
+                  f"matched={result['matched']}/{result['expected']}")
+        print(f"{mark}  {task.id}  score={result['score']}  {judged}")
         for line in result["errors"]:
             print(f"      {line}")
     return 0 if result["passed"] else EXIT_FAIL

@@ -59,6 +59,11 @@ MODELS, TASKS, TASK_OBJECTS = _load_matrix()
 # Design tasks: their pairs get a simulate job (sim.json) between nets and score.
 DESIGN_TASKS = {t for t, task in TASK_OBJECTS.items() if task.testbench is not None}
 NGSPICE = ngspice_identity()
+if DESIGN_TASKS and NGSPICE is None:
+    raise WorkflowError(
+        f"{len(DESIGN_TASKS)} design task(s) need ngspice's shared library to simulate: "
+        "install Debian's libngspice0, or set AKCLI_NGSPICE to libngspice's path "
+        "(or narrow the run with --config tasks=...)")
 SAMPLES = list(range(1, config["samples"] + 1))
 SYMBOLS = config["symbols"]
 try:
@@ -159,8 +164,8 @@ def score_inputs(wildcards):
     if task.expected_path.is_file():
         inputs["expected"] = str(task.expected_path)
     if wildcards.task in DESIGN_TASKS:
-        inputs["sim"] = PAIR.format(model=wildcards.model, task=wildcards.task,
-                                    sample=wildcards.sample) + "/sim.json"
+        inputs["sim"] = os.path.join(PAIR.format(model=wildcards.model, task=wildcards.task,
+                                                 sample=wildcards.sample), "sim.json")
     return inputs
 
 

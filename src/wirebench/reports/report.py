@@ -18,6 +18,17 @@ def _cell(group) -> str:
     return f"{passed}/{n} pass, mean {group['score'].mean():.2f}"
 
 
+def tier_table(card: dict, models: list[str]) -> list[str]:
+    from wirebench.reports.summary import rate_tables
+
+    lines = []
+    for title, rows in rate_tables(card, models):
+        lines += ["", f"| {title} | " + " | ".join(models) + " |",
+                  "|---|" + "---:|" * len(models)]
+        lines += [f"| {group} | " + " | ".join(cells) + " |" for group, cells in rows]
+    return lines
+
+
 def render(df, card: dict) -> str:
     models = sorted(df["model"].unique())
     lines = ["# wirebench report", ""]
@@ -44,6 +55,7 @@ def render(df, card: dict) -> str:
             m = card["models"][model]
             lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
                          f"| {m['pass_hat_k']:.1%} |")
+    lines += tier_table(card, models)
     lines += ["", "| task | " + " | ".join(models) + " |",
               "|---|" + "---|" * len(models)]
     for task, by_task in df.groupby("task", sort=True):

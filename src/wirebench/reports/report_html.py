@@ -4,9 +4,11 @@
   Wilson interval (matplotlib, inlined as SVG);
 - pass@1, pass@k and pass^k per model when there are repeats;
 - the `needs_human` items, each with its rendered sheet;
+- pass rates by tier and by family;
 - a drill-down for every pair: the sheet akcli rendered, expected vs observed nets as a
-  diff, the validation and rail errors, the agent's turns, latency and tokens, and each
-  criterion's verdict.
+  diff (or, for a design task, each measure against its window, the worst corner and a
+  plot of the simulation), the validation and rail errors, the agent's turns, latency
+  and tokens, and each criterion's verdict.
 """
 
 from __future__ import annotations
@@ -154,6 +156,52 @@ def _turns(agent: dict) -> str:
             + "".join(rows) + "</table>")
 
 
+def sim_plot(wave: dict) -> str:
+    """The simulation's kept vectors against time (or frequency, on a log axis)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = wave.get("columns") or {}
+    x_name = wave.get("x")
+    if x_name not in columns:
+        return ""
+    fig, ax = plt.subplots(figsize=(6, 2.6))
+    for name, values in columns.items():
+        if name != x_name:
+            ax.plot(columns[x_name], values, label=name)
+    if x_name == "frequency":
+        ax.set_xscale("log")
+    ax.set_xlabel(x_name)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    svg = _svg(fig)
+    plt.close(fig)
+    return f"<div class='sim-plot'>{svg}</div>"
+
+
+def measures_table(sim: dict) -> str:
+    """Each measure against its window: nominal, the range over the corners, verdict."""
+    rows = []
+    for m in sim.get("measures", []):
+        spread = ("-" if m["min_over_corners"] is None else
+                  f"{m['min_over_corners']:.4g} .. {m['max_over_corners']:.4g}")
+        value = "-" if m["value"] is None else f"{m['value']:.4g}"
+        mark = "pass" if m["ok"] else "fail"
+        rows.append(f"<tr><td>{escape(m['name'])}</td><td>{escape(m['window'])}</td>"
+                    f"<td>{value}</td><td>{spread}</td><td class='{mark}'>{mark}</td>"
+                    f"<td>{escape(m.get('why', ''))}</td></tr>")
+    worst = sim.get("worst_corner")
+    corner = ("" if not worst else "<p>worst corner: <code>" + escape(", ".join(
+        f"{k}={v}" for k, v in sorted(worst["params"].items()))) + "</code> fails "
+        + escape(", ".join(worst["failed"])) + "</p>")
+    return (f"<p>simulation: <b>{escape(sim['status'])}</b>: {escape(sim['reason'])}</p>"
+            "<table class='measures'><tr><th>measure</th><th>window</th><th>nominal</th>"
+            "<th>over corners</th><th>verdict</th><th>why</th></tr>" + "".join(rows)
+            + f"</table>{corner}{sim_plot(sim.get('wave') or {})}")
+
+
 def drilldown(pair: Path, score: dict, expected: dict) -> str:
     key = f"{score['model']}/{score['task']}/{score['sample']}"
     mark = "pass" if score["passed"] else "fail"
@@ -168,12 +216,32 @@ def drilldown(pair: Path, score: dict, expected: dict) -> str:
         f"<span class='{mark}'>{mark.upper()}</span> {escape(key)}: outcome "
         f"{score['outcome']} (expected {' or '.join(score['expected_outcome'])}), score "
         f"{score['score']}</summary>"
-        f"{_sheet_img(pair)}<h4>Nets: expected vs observed</h4>"
-        f"{nets_diff(expected, read_json(pair / 'nets.json'))}"
+        f"{_sheet_img(pair)}{_function(pair, expected)}"
         f"<h4>Criteria</h4><table><tr><th>id</th><th>kind</th><th>verdict</th><th>detail</th>"
         f"</tr>{verdicts}</table>"
         f"<h4>Errors (validation, rails, post-checks)</h4><ul>{errors or '<li>none</li>'}</ul>"
         f"<h4>Agent</h4>{_turns(agent)}</details>")
+
+
+def _function(pair: Path, expected: dict) -> str:
+    """What the pair is judged on: its simulation (design tasks) or its named nets."""
+    if (pair / "sim.json").is_file():
+        return f"<h4>Simulation</h4>{measures_table(read_json(pair / 'sim.json'))}"
+    return (f"<h4>Nets: expected vs observed</h4>"
+            f"{nets_diff(expected, read_json(pair / 'nets.json'))}")
+
+
+def tier_section(card: dict, models: list[str]) -> str:
+    """Pass rates by tier and by family (report.rate_tables), one table each."""
+    from wirebench.reports.summary import rate_tables
+
+    head = "".join(f"<th>{escape(m)}</th>" for m in models)
+    parts = [f"<table id='{title}-rates'><tr><th>{title}</th>{head}</tr>"
+             + "".join(f"<tr><td>{escape(group)}</td>"
+                       + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+                       for group, cells in rows) + "</table>"
+             for title, rows in rate_tables(card, models)]
+    return "<h2>By tier and family</h2>" + "".join(parts) if parts else ""
 
 
 def history_section(archive_dir: Path | None) -> str:
@@ -202,6 +270,7 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         "errors.</p>",
         "<h2>Models</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
+        tier_section(card, models),
         f"<h2>Heatmap</h2><div id='heatmap'>{heatmap(df, models, tasks)}</div>",
         history_section(archive_dir),
     ]

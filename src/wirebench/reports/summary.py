@@ -64,6 +64,26 @@ def _rates(scored, column: str) -> dict:
             for key, g in scored.groupby(column, sort=True)}
 
 
+def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str, list[str]]]]]:
+    """Pass rates by tier, then by family (where in the corpus each model breaks), as
+    (title, [(group, one cell per model)]); a grouping with one group is left out."""
+    tables = []
+    for key, title in (("by_tier", "tier"), ("by_family", "family")):
+        groups = sorted({g for m in models for g in card["models"][m].get(key, {})})
+        if len(groups) < 2:
+            continue
+        rows = []
+        for group in groups:
+            cells = []
+            for m in models:
+                g = card["models"][m].get(key, {}).get(group)
+                cells.append("-" if g is None else
+                             f"{g['passed']}/{g['pairs']} ({g['pass_rate']:.0%})")
+            rows.append((group, cells))
+        tables.append((title, rows))
+    return tables
+
+
 def _mean(col):
     col = col.dropna()
     return round(float(col.mean()), 3) if len(col) else None

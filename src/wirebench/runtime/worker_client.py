@@ -23,7 +23,8 @@ from _socket import AF_UNIX, SOCK_STREAM, socket
 
 # The worker keeps only what akcli and Python need; API keys in the user's shell never
 # reach this long-lived process.
-KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
+KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
+            "AKCLI_NGSPICE")
 
 
 def _code_stamp() -> str:
@@ -40,6 +41,9 @@ def _code_stamp() -> str:
             files.append(init)
             break
     stamp = sys.prefix.encode()  # the environment: a venv has its own akcli
+    # The simulator a worker loads: a step must not answer with another ngspice than the
+    # one the run hashed into simulate's params.
+    stamp += os.environ.get("AKCLI_NGSPICE", "").encode()
     for path in sorted(files):
         st = os.stat(path)
         stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()

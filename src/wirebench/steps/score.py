@@ -73,6 +73,11 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
         value = float(outcome_ok)
     passed = outcome_ok and (ended != "success"
                              or all(c["verdict"] != "fail" for c in verdicts))
+    if functional and ended == "success":
+        # A circuit that could not be simulated (a part with no model) is listed for a
+        # person, never passed: otherwise an unmodeled part would be a way around the
+        # testbench.
+        passed = passed and bool(simulated) and simulated["status"] == "pass"
     inputs = {"validate": validation, "apply": applied, "nets": netlist}
     if task.expected_path.is_file():
         inputs["expected"] = task.expected_path

@@ -1,0 +1,322 @@
+"""The design tier: real akcli sim on real ngspice, part models against their stated
+figures, the deck akcli builds, corners, and bad input as verdicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import SYMBOLS, TASKS, write_ops
+
+from wirebench.corpus.tasks import load_task
+from wirebench.corpus.testbench import compile_spec, eng_value
+from wirebench.runtime import akcli_backend
+from wirebench.steps.pair import evaluate_pair
+from wirebench.steps.tasks_check import check_corpus
+from wirebench.verify.part_models import models_for
+
+pytestmark = pytest.mark.skipif(akcli_backend.ngspice_library() is None,
+                                reason="needs Debian's libngspice0 (or AKCLI_NGSPICE)")
+
+
+def labelled(parts: list[tuple], nets: dict[str, list[str]]) -> list[dict]:
+    """Parts on a wide grid, a label on every pin: the op-list of a test circuit."""
+    ops = [{"op": "place_component", "lib_id": lib, "designator": ref, "value": value,
+            "x_mil": 1000 + 1200 * i, "y_mil": 1000}
+           for i, (ref, lib, value) in enumerate(parts)]
+    ops += [{"op": "add_net_label", "name": n, "at": pin} for n, pins in nets.items()
+            for pin in pins]
+    return ops
+
+
+def bench(tmp_path: Path, testbench: dict, interface: list[str], name: str = "t") -> Path:
+    """A design task of one testbench, in a folder of its own."""
+    task = tmp_path / name
+    task.mkdir()
+    (task / "task.md").write_text("# a test circuit\n")
+    (task / "task.yaml").write_text(yaml.safe_dump({
+        "id": name, "tier": "design", "family": "test", "brief": "a test circuit",
+        "interface": interface, "testbench": testbench,
+        "criteria": [{"id": "layout", "kind": "layout_clean"}]}))
+    return task
+
+
+def simulate(tmp_path: Path, task: Path, ops: list[dict], pair: str = "pair") -> tuple[dict, dict]:
+    answer = write_ops(tmp_path / f"{pair}.json", ops)
+    out = tmp_path / pair
+    score = evaluate_pair(answer, task, SYMBOLS, out, {"model": "m", "task": task.name,
+                                                       "sample": 1})
+    return score, json.loads((out / "sim.json").read_text())
+
+
+def measured(sim: dict) -> dict[str, float]:
+    return {m["name"]: m["value"] for m in sim["measures"]}
+
+
+# --- the part models against the figures the tasks state ------------------------------
+
+@pytest.mark.parametrize("colour, drop", [("red", 1.95), ("green", 2.15), ("blue", 3.05)])
+def test_an_led_model_drops_what_its_task_says_and_falls_2mv_per_degree(tmp_path, colour,
+                                                                        drop):
+    task = bench(tmp_path, {
+        "loads": [{"node": "A", "current": "-10m"}],  # 10 mA pushed into the anode
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "vf", "analysis": "tran", "meas": "FIND v(A) AT=5u",
+                      "min": 0, "max": 10}],
+        "corners": {"temperature": [77]}}, ["A", "GND"])
+    _, sim = simulate(tmp_path, task, labelled([("D1", "Device:LED", colour)],
+                                               {"A": ["D1.2"], "GND": ["D1.1"]}))
+    vf = measured(sim)["vf"]
+    assert vf == pytest.approx(drop, abs=0.02)
+    warm = sim["corners"][0]["measured"]["vf"]
+    assert -2.6e-3 < (warm - vf) / 50 < -1.4e-3
+
+
+def test_op_amp_classes_have_their_gain_bandwidth_and_output_swing(tmp_path):
+    """A follower: its -3 dB point is the gain-bandwidth; swept past the rails, its
+    output stops where the class's swing says."""
+    figures = {}
+    for value in ("GP", "RRO"):
+        task = bench(tmp_path, {
+            "sources": [{"name": "VS", "node": "VIN", "value": "DC 1 AC 1"},
+                        {"name": "VP", "node": "V5", "value": "DC 5"}],
+            "analyses": {"ac": "dec 50 1k 100meg", "dc": "vs -1 6 0.05"},
+            "measures": [
+                {"name": "gbw", "analysis": "ac", "when": "vdb(VOUT)=-3", "min": 1},
+                {"name": "high", "analysis": "dc", "meas": "FIND v(VOUT) AT=5.9", "min": -9},
+                {"name": "low", "analysis": "dc", "meas": "FIND v(VOUT) AT=-0.9", "min": -9}]},
+            ["VIN", "VOUT", "V5", "GND"], name=value)
+        ops = labelled([("U1", "Amplifier:OpAmp_Single", value)],
+                       {"VIN": ["U1.3"], "VOUT": ["U1.2", "U1.6"], "V5": ["U1.7"],
+                        "GND": ["U1.4"]})
+        figures[value] = measured(simulate(tmp_path, task, ops, pair=value)[1])
+    assert figures["GP"]["gbw"] == pytest.approx(1e6, rel=0.25)
+    assert figures["RRO"]["gbw"] == pytest.approx(5e6, rel=0.25)
+    assert figures["GP"]["high"] == pytest.approx(3.5, abs=0.05)      # V+ - 1.5 V
+    assert figures["RRO"]["high"] == pytest.approx(4.95, abs=0.05)    # V+ - 0.05 V
+    assert figures["GP"]["low"] == pytest.approx(0.05, abs=0.05)
+    assert figures["RRO"]["low"] == pytest.approx(0.05, abs=0.05)
+
+
+def test_the_ldo_regulates_drops_out_and_gives_nothing_from_a_reversed_input(tmp_path):
+    task = bench(tmp_path, {
+        "sources": [{"name": "VS", "node": "VIN", "value": "DC 5"}],
+        "loads": [{"node": "VOUT", "resistance": 165}],                 # 20 mA
+        "analyses": {"dc": "vs -3 6 0.05"},
+        "measures": [
+            {"name": "reg", "analysis": "dc", "meas": "FIND v(VOUT) AT=5", "min": -9},
+            {"name": "dropout", "analysis": "dc", "meas": "FIND v(VOUT) AT=3.4", "min": -9},
+            {"name": "reversed", "analysis": "dc", "meas": "FIND v(VOUT) AT=-3", "min": -9},
+            {"name": "iin", "analysis": "dc", "meas": "FIND i(vs) AT=5", "min": -9}]},
+        ["VIN", "VOUT", "GND"])
+    ops = labelled([("U1", "Regulator:LDO_3P3", "LDO_3P3")],
+                   {"VIN": ["U1.1"], "GND": ["U1.2"], "VOUT": ["U1.3"]})
+    got = measured(simulate(tmp_path, task, ops)[1])
+    assert got["reg"] == pytest.approx(3.3, abs=0.01)
+    assert got["dropout"] == pytest.approx(3.4 - 0.25, abs=0.03)
+    assert got["reversed"] == pytest.approx(0.0, abs=0.05)
+    assert got["iin"] == pytest.approx(-(3.3 / 165 + 50e-6), rel=0.01)  # load + quiescent
+
+
+def test_a_zener_holds_its_voltage_at_its_test_current(tmp_path):
+    task = bench(tmp_path, {
+        "loads": [{"node": "K", "current": "-5m"}],
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "vz", "analysis": "tran", "meas": "FIND v(K) AT=5u",
+                      "min": 0, "max": 10}]}, ["K", "GND"])
+    ops = labelled([("D1", "Device:D_Zener", "3V3")], {"K": ["D1.1"], "GND": ["D1.2"]})
+    assert measured(simulate(tmp_path, task, ops)[1])["vz"] == pytest.approx(3.3, abs=0.05)
+
+
+@pytest.mark.parametrize("lib_id, drop", [("Device:D", 0.72), ("Device:D_Schottky", 0.35)])
+def test_a_diode_drops_what_its_datasheet_figure_says(tmp_path, lib_id, drop):
+    task = bench(tmp_path, {
+        "loads": [{"node": "A", "current": "-10m"}],
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "vf", "analysis": "tran", "meas": "FIND v(A) AT=5u",
+                      "min": 0, "max": 10}]}, ["A", "GND"])
+    ops = labelled([("D1", lib_id, "D")], {"A": ["D1.2"], "GND": ["D1.1"]})
+    assert measured(simulate(tmp_path, task, ops)[1])["vf"] == pytest.approx(drop, abs=0.03)
+
+
+def test_the_transistors_have_their_stated_gain_and_on_resistance(tmp_path):
+    """The NPN's hFE at 10 µA of base current; each FET's resistance at 3.3 V of drive."""
+    npn = bench(tmp_path, {
+        "sources": [{"name": "VC", "node": "C", "value": "DC 5"}],
+        "loads": [{"node": "B", "current": "-10u"}],
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "ic", "analysis": "tran", "meas": "FIND i(vc) AT=5u",
+                      "min": -1, "max": 1}]}, ["B", "C", "GND"], name="npn")
+    ops = labelled([("Q1", "Device:Q_NPN_BCE", "NPN")],
+                   {"B": ["Q1.1"], "C": ["Q1.2"], "GND": ["Q1.3"]})
+    hfe = -measured(simulate(tmp_path, npn, ops, pair="npn")[1])["ic"] / 10e-6
+    assert 150 < hfe < 220
+    nfet = bench(tmp_path, {
+        "sources": [{"name": "VG", "node": "G", "value": "DC 3.3"}],
+        "loads": [{"node": "D", "current": "-10m"}],
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "vds", "analysis": "tran", "meas": "FIND v(D) AT=5u",
+                      "min": -1, "max": 1}]}, ["G", "D", "GND"], name="nfet")
+    ops = labelled([("Q1", "Device:Q_NMOS_GSD", "NMOS")],
+                   {"G": ["Q1.1"], "GND": ["Q1.2"], "D": ["Q1.3"]})
+    assert measured(simulate(tmp_path, nfet, ops, pair="nfet")[1])["vds"] / 10e-3 == \
+        pytest.approx(1.0, rel=0.3)
+    pfet = bench(tmp_path, {
+        "sources": [{"name": "VS", "node": "S", "value": "DC 5"},
+                    {"name": "VG", "node": "G", "value": "DC 1.7"}],
+        "loads": [{"node": "D", "current": "10m"}],
+        "analyses": {"tran": "1u 10u"},
+        "measures": [{"name": "vd", "analysis": "tran", "meas": "FIND v(D) AT=5u",
+                      "min": -9, "max": 9}]}, ["G", "S", "D", "GND"], name="pfet")
+    ops = labelled([("Q1", "Device:Q_PMOS_GSD", "PMOS"), ("C1", "Device:C", "1n")],
+                   {"G": ["Q1.1"], "S": ["Q1.2"], "D": ["Q1.3", "C1.1"], "GND": ["C1.2"]})
+    vd = measured(simulate(tmp_path, pfet, ops, pair="pfet")[1])["vd"]
+    assert (5 - vd) / 10e-3 == pytest.approx(1.5, rel=0.3)
+
+
+# --- the deck akcli builds is the circuit the task describes --------------------------
+
+def deck_of(task_id: str, tmp_path: Path) -> list[str]:
+    task = load_task(TASKS / task_id)
+    pair = tmp_path / task_id
+    evaluate_pair(task.reference_path, task.path, SYMBOLS, pair,
+                  {"model": "r", "task": task_id, "sample": 1})
+    comps = akcli_backend.run("read", str(pair / "board.kicad_sch")).json()["components"]
+    models, missing = models_for(comps)
+    assert missing == []
+    spec = pair / "spec.json"
+    spec.write_text(json.dumps(compile_spec(task.testbench, models)))
+    res = akcli_backend.run("sim", str(pair / "board.kicad_sch"), "--sim", str(spec),
+                            "--deck-only", as_json=False)
+    assert res.rc == 0, res.stderr
+    return [line.strip() for line in res.stdout.splitlines()]
+
+
+def test_the_rc_deck_holds_the_parts_nodes_values_source_and_load(tmp_path):
+    deck = deck_of("d01-rc-lowpass-loaded", tmp_path)
+    assert "R1 VIN VOUT 100" in deck
+    assert "C1 VOUT 0 120n" in deck
+    assert "VSENS VSENS_INT 0 DC 0 AC 1" in deck                  # the source ...
+    assert "BVSENS_RS VSENS_INT VIN I=(v(VSENS_INT)-v(VIN))/1000.0" in deck  # ... behind 1k
+    assert "BLOAD1 VOUT 0 I=v(VOUT)/10000.0" in deck             # the ADC's 10 kΩ
+
+
+def test_the_led_switch_deck_orders_anode_cathode_and_collector_base_emitter(tmp_path):
+    deck = deck_of("d05-npn-led-switch", tmp_path)
+    assert "D1 LED_A LED_K WB_LED_RED" in deck
+    assert "Q1 LED_K BASE 0 WB_NPN" in deck
+    assert "R1 VCC LED_A 300" in deck and "R2 GPIO BASE 4.7k" in deck
+
+
+def test_the_op_amp_deck_wires_plus_minus_out_and_both_rails(tmp_path):
+    deck = deck_of("d03-noninverting-gain", tmp_path)
+    assert "XU1 VIN FB VOUT VPOS VNEG WB_OPAMP_GP" in deck
+    assert any(line.startswith(".subckt WB_OPAMP_GP") for line in deck)
+
+
+# --- corners ---------------------------------------------------------------------------
+
+def test_the_worst_corner_moves_each_part_the_way_that_hurts(tmp_path):
+    """The divider's output rises with R2 and falls with R1, so its high corner is
+    R1 low and R2 high; the answer that is fine at nominal fails exactly there."""
+    task = TASKS / "d02-divider-into-adc"
+    score, sim = simulate(tmp_path, task, json.loads(
+        (task / "wrong" / "only-at-nominal.json").read_text())["ops"])
+    vout = next(m for m in sim["measures"] if m["name"] == "vout")
+    assert vout["ok_nominal"] and not vout["ok_corners"]
+    assert sim["worst_corner"]["params"] == {"R1": "19404", "R2": "20200"}
+    assert sim["worst_corner"]["measured"]["vout"] > 3.06
+    assert not score["passed"] and score["score"] == 0.5
+
+
+# --- bad input is a verdict on the pair ------------------------------------------------
+
+def rc_task(tmp_path: Path, **extra) -> Path:
+    testbench = {"sources": [{"name": "VS", "node": "VIN", "value": "DC 0 AC 1"}],
+                 "analyses": {"ac": "dec 20 10 100k"},
+                 "measures": [{"name": "f3db", "analysis": "ac", "when": "vdb(VOUT)=-3",
+                               "target": "1.6k", "tol": 0.1}], **extra}
+    return bench(tmp_path, testbench, ["VIN", "VOUT", "GND"])
+
+
+RC = {"VIN": ["R1.1"], "VOUT": ["R1.2", "C1.1"], "GND": ["C1.2"]}
+
+
+def test_a_part_with_no_model_needs_a_person_and_never_passes(tmp_path):
+    ops = labelled([("R1", "Device:R", "1k"), ("C1", "Device:C", "100n"),
+                    ("U1", "Sensor:TempSensor_I2C", "TMP")],
+                   {**RC, "VOUT": [*RC["VOUT"], "U1.3"], "GND": [*RC["GND"], "U1.2"]})
+    score, sim = simulate(tmp_path, rc_task(tmp_path), ops)
+    assert sim["status"] == "needs_human"
+    assert "U1 (Sensor:TempSensor_I2C) has no simulation model" in sim["reason"]
+    assert "sim" in score["needs_human"] and not score["passed"] and score["score"] == 0
+
+
+def test_a_value_akcli_cannot_read_is_an_error_verdict(tmp_path):
+    ops = labelled([("R1", "Device:R", "banana"), ("C1", "Device:C", "100n")], RC)
+    score, sim = simulate(tmp_path, rc_task(tmp_path), ops)
+    assert sim["status"] == "error" and "banana" in sim["reason"]
+    assert not score["passed"]
+
+
+def test_a_simulation_past_its_timeout_is_an_error_verdict(tmp_path):
+    ops = labelled([("R1", "Device:R", "1k"), ("C1", "Device:C", "100n")], RC)
+    task = rc_task(tmp_path, analyses={"tran": "1n 1"}, timeout_s=0.5,
+                   measures=[{"name": "v", "analysis": "tran", "meas": "FIND v(VOUT) AT=1",
+                              "min": 0}])
+    score, sim = simulate(tmp_path, task, ops)
+    assert sim["status"] == "error" and "timeout" in sim["reason"]
+    assert not score["passed"]
+
+
+def test_a_missing_interface_net_or_nothing_drawn_scores_zero_with_the_reason(tmp_path):
+    task = rc_task(tmp_path)
+    no_vout = labelled([("R1", "Device:R", "1k"), ("C1", "Device:C", "100n")],
+                       {"VIN": ["R1.1"], "OUT": ["R1.2", "C1.1"], "GND": ["C1.2"]})
+    score, sim = simulate(tmp_path, task, no_vout, pair="a")
+    assert sim["status"] == "interface_missing" and "VOUT" in sim["reason"]
+    assert score["score"] == 0 and not score["passed"]
+    score, sim = simulate(tmp_path, task, [{"op": "no_such_op"}], pair="b")
+    assert sim["status"] == "not_drawn" and score["outcome"] == "invalid"
+
+
+def test_the_right_answer_passes_and_nothing_lands_outside_the_pair(tmp_path):
+    task = rc_task(tmp_path)
+    before = set(tmp_path.iterdir())
+    score, sim = simulate(tmp_path, task, labelled(
+        [("R1", "Device:R", "1k"), ("C1", "Device:C", "100n")], RC))
+    assert sim["status"] == "pass" and score["passed"] and score["score"] == 1.0
+    assert measured(sim)["f3db"] == pytest.approx(1592, rel=0.02)
+    assert set(tmp_path.iterdir()) - before == {tmp_path / "pair.json", tmp_path / "pair"}
+    assert sorted(p.name for p in (tmp_path / "pair").iterdir()) == [
+        "apply.json", "board.kicad_sch", "board.svg", "nets.json", "score.json", "sim.json",
+        "validate.json"]
+
+
+# --- the corpus gate holds design tasks to their wrong answers -------------------------
+
+def test_the_gate_fails_a_wrong_answer_that_passes_or_fails_for_another_reason(tmp_path):
+    root = tmp_path / "tasks"
+    shutil.copytree(TASKS / "d07-zener-reference", root / "d07-zener-reference")
+    task = root / "d07-zener-reference"
+    shutil.copy(task / "reference_ops.json", task / "wrong" / "starved-at-low-input.json")
+    meta = yaml.safe_load((task / "task.yaml").read_text())
+    meta["wrong_answers"][1]["fails"] = "sim:input_current"
+    (task / "task.yaml").write_text(yaml.safe_dump(meta))
+    problems = check_corpus(root, SYMBOLS)["tasks"][0]["problems"]
+    assert any("starved-at-low-input.json passes; it should fail on sim:vref_low_input" in p
+               for p in problems), problems
+    assert any("zener-reversed.json fails, but not on sim:input_current" in p
+               for p in problems), problems
+
+
+def test_engineering_values_read_as_akcli_reads_them():
+    assert eng_value("4k7") == pytest.approx(4700)
+    assert eng_value("100n") == pytest.approx(1e-7)
+    assert eng_value("1meg") == pytest.approx(1e6)
+    assert eng_value("-1m") == pytest.approx(-1e-3)
+    assert eng_value("2.2e-6") == pytest.approx(2.2e-6)
+    assert eng_value("banana") is None and eng_value("4.7k7") is None
