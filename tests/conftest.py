@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -41,6 +42,20 @@ class Project:
         self.config_path.parent.mkdir(parents=True, exist_ok=True)
         self.config_path.write_text(yaml.safe_dump(config))
         return self
+
+    def self_contained(self, task_ids: list[str]) -> Project:
+        """Its own copy of these tasks, the symbols and the skills, with the reference and
+        the heuristic baseline (`base`) as models: a world a test may edit."""
+        for t in task_ids:
+            shutil.copytree(TASKS / t, self.root / "tasks" / t)
+        shutil.copytree(REPO / "symbols", self.root / "symbols")
+        shutil.copytree(REPO / "skills", self.root / "skills")
+        return self.configure(
+            {"reference": {"kind": "reference"},
+             "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
+                      "skills": "skills"}},
+            tasks_dir="tasks", symbols=sorted(f"symbols/{p.name}"
+                                              for p in (REPO / "symbols").glob("*.kicad_sym")))
 
     def snakemake(self, *args: str, check: bool = True, env: dict | None = None):
         cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(self.root),

@@ -5,11 +5,10 @@ simulator and never reach generate."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TASKS, Project
+from conftest import Project
 from test_reruns import REST, job_counts
 
 from wirebench.runtime import akcli_backend
@@ -23,18 +22,7 @@ DESIGN = [t for t in TASK_IDS if t.startswith("d")]
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    root = tmp_path_factory.mktemp("design") / "wb"
-    for t in TASK_IDS:
-        shutil.copytree(TASKS / t, root / "tasks" / t)
-    shutil.copytree(REPO / "symbols", root / "symbols")
-    shutil.copytree(REPO / "skills", root / "skills")
-    project = Project(root)
-    project.configure(
-        {"reference": {"kind": "reference"},
-         "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
-                  "skills": "skills"}},
-        tasks_dir="tasks", symbols=sorted(f"symbols/{p.name}"
-                                          for p in (REPO / "symbols").glob("*.kicad_sym")))
+    project = Project(tmp_path_factory.mktemp("design") / "wb").self_contained(TASK_IDS)
     project.snakemake()
     return project
 

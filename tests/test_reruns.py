@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TASKS, Project
+from conftest import Project
 
 import wirebench
 
@@ -40,21 +40,11 @@ def job_counts(proc) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("reruns")
-    for t in TASK_IDS:
-        shutil.copytree(TASKS / t, root / "wb" / "tasks" / t)
-    shutil.copytree(REPO / "symbols", root / "wb" / "symbols")
-    shutil.copytree(REPO / "skills", root / "wb" / "skills")
+    project = Project(root / "wb").self_contained(TASK_IDS)
     # A private copy of the package, first on PYTHONPATH, so a test can edit "the code".
     shutil.copytree(Path(wirebench.__file__).parent, root / "pkg" / "wirebench",
                     ignore=shutil.ignore_patterns("__pycache__"))
     env = {"PYTHONPATH": str(root / "pkg"), "WIREBENCH_WORKER": "0"}
-    project = Project(root / "wb")
-    project.configure(
-        {"reference": {"kind": "reference"},
-         "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
-                  "skills": "skills"}},
-        tasks_dir="tasks", symbols=sorted(f"symbols/{p.name}"
-                                          for p in (REPO / "symbols").glob("*.kicad_sym")))
     project.snakemake(env=env)
     return project, root, env
 
