@@ -14,5 +14,5 @@ rule archive:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench archive --results results --config {params.config_file} --out archive"
+        "wirebench archive --results results --config {params.config_file:q} --out archive"
         " 2> {log}"

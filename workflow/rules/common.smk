@@ -213,7 +213,8 @@ def agent_flags(wildcards):
     entry = model_entry(wildcards)
     if entry["kind"] in OFFLINE_KINDS:
         return ""
-    return (f"--prompt {prompt_of(entry, wildcards)} --skills {shlex.quote(skills_dir(entry))}"
+    return (f"--prompt {shlex.quote(prompt_of(entry, wildcards))}"
+            f" --skills {shlex.quote(skills_dir(entry))}"
             f" --symbols {' '.join(map(shlex.quote, SYMBOLS))}")
 
 

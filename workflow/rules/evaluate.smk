@@ -43,7 +43,7 @@ rule apply:
         result=pair_path("apply.json"),
     params:
         task_dir=task_path(),
-        symbols=" ".join(SYMBOLS),
+        symbols=SYMBOLS,
         # The libraries' names and bytes rather than six more inputs a job: an edit
         # reruns the draws, and a 2,000-pair DAG has 12,000 fewer files to track.
         libraries=SYMBOLS_SHA256,
@@ -59,7 +59,7 @@ rule apply:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench step apply --ops {input.ops} --validate {input.validation}"
-        " --task {params.task_dir} --symbols {params.symbols}"
+        " --task {params.task_dir:q} --symbols {params.symbols:q}"
         " --sheet {output.sheet} --svg {output.svg} --out {output.result} 2> {log}"
 
 

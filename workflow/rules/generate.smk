@@ -13,7 +13,7 @@ rule prompt_pack:
     params:
         # Paths, not inputs: an edited library must never rerun a paid generate call.
         # `snakemake --forcerun prompt_pack` refreshes the pin tables when you want it.
-        symbols=" ".join(SYMBOLS),
+        symbols=SYMBOLS,
         skills_dir=lambda wildcards: SKILLS[wildcards.skills],
         task_dir=lambda wildcards, input: os.path.dirname(input.task),
         fingerprint=step_fingerprint("prompt_pack"),
@@ -24,8 +24,8 @@ rule prompt_pack:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench step prompt --task {params.task_dir} --skills {params.skills_dir}"
-        " --symbols {params.symbols} --out {output} 2> {log}"
+        "wirebench step prompt --task {params.task_dir:q} --skills {params.skills_dir:q}"
+        " --symbols {params.symbols:q} --out {output:q} 2> {log:q}"
 
 
 rule generate:
@@ -50,5 +50,5 @@ rule generate:
     shell:
         "wirebench step generate --model {wildcards.model} --kind {params.kind}"
         " --agent {params.agent}"
-        " --task {params.task_dir} --sample {wildcards.sample}"
+        " --task {params.task_dir:q} --sample {wildcards.sample}"
         " --ops {output.ops} --agent-out {output.agent} {params.flags} 2> {log}"

@@ -53,7 +53,7 @@ rule report:
     shell:
         "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
         " --out {output.md} --html {output.html} --runs results/runs"
-        " --tasks-dir {params.tasks_dir} --archive archive 2> {log}"
+        " --tasks-dir {params.tasks_dir:q} --archive archive 2> {log}"
 
 
 rule manifest:

@@ -40,18 +40,39 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+# Steps that work in a scratch folder inside the pair's folder, named `.<step>-<random>`.
+SCRATCH_STEPS = ("validate", "apply", "simulate")
+
+
+def scratch_dir(parent: str | os.PathLike, step: str) -> Path:
+    """A fresh scratch folder for `step` in the pair's folder (sweep knows its name)."""
+    if step not in SCRATCH_STEPS:
+        raise ValueError(f"no scratch folder for step {step!r}")
+    return Path(tempfile.mkdtemp(dir=parent, prefix=f".{step}-"))
+
+
+def _ours(leftover: Path) -> bool:
+    """A name wirebench made: a step's scratch folder, or an atomic write's temp file."""
+    if leftover.is_dir():
+        return leftover.name.startswith(tuple(f".{s}-" for s in SCRATCH_STEPS))
+    return leftover.name.startswith(".") and leftover.name.endswith(".tmp")
+
+
 def sweep(folder: str | os.PathLike) -> None:
     """Remove what a killed step left in a pair's folder: temp files of atomic writes and
-    scratch folders. A pair's steps run one after another, so none is in use."""
+    step scratch folders, and nothing else (a `.git` or `.venv` that happens to sit next
+    to an output is not ours). A pair's steps run one after another, so none is in use."""
     import shutil
 
     folder = Path(folder)
     if not folder.is_dir():
         return
     for leftover in folder.glob(".*"):
+        if not _ours(leftover):
+            continue
         if leftover.is_dir():
             shutil.rmtree(leftover, ignore_errors=True)
-        elif leftover.suffix == ".tmp":
+        else:
             leftover.unlink(missing_ok=True)
 
 

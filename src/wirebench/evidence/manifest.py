@@ -37,6 +37,10 @@ def build(results: Path, models: list[str], tasks: list[str], samples: int) -> d
                 for name, rule in OPTIONAL_PAIR_ARTIFACTS.items():
                     if (pair / name).is_file():
                         entries.append(_entry(results, pair / name, name.split(".")[0], rule))
+                # Child sheets of a hierarchical answer, wherever the answer put them.
+                for child in sorted(pair.rglob("*.kicad_sch")):
+                    if child.name != "board.kicad_sch" or child.parent != pair:
+                        entries.append(_entry(results, child, "sheet", "apply"))
     for pack in sorted((results / "prompts").glob("*/*.md")):
         if pack.stem in tasks:
             entries.append(_entry(results, pack, "prompt", "prompt_pack"))

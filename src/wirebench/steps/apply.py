@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wirebench.evidence.files import read_json, sha256_file, write_json
+from wirebench.evidence.files import read_json, scratch_dir, sha256_file, write_json
 from wirebench.steps.common import input_hashes, versions, write_candidate
 from wirebench.verify.oplist import load_oplist
 
@@ -16,6 +15,16 @@ if TYPE_CHECKING:
     from wirebench.corpus.tasks import Task
 
 SCHEMA = "wirebench.apply/1"
+
+
+def rails_refused(res) -> bool:
+    """Did akcli's --strict-nets rail refuse a split or merge of a named net? Its own
+    message says so, with the risky net-diff lines (`! MERGE A + B -> A`). Any other
+    failed draw (an unknown symbol, an envelope akcli cannot write, a bad coordinate) is
+    no refusal by the rails: the answer is invalid."""
+    risky = [line for line in res.stderr.splitlines()
+             if line.strip().startswith(("! MERGE", "! SPLIT"))]
+    return "touches a named net" in res.error_text(2000) and bool(risky)
 
 
 def _draw_errors(res, work: Path) -> list[str]:
@@ -51,9 +60,9 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
     verdict = read_json(validation)
     result = {"schema": SCHEMA, "inputs": input_hashes(ops=ops, validate=validation),
               "versions": versions(), "symbols": {Path(s).name: sha256_file(s) for s in symbols},
-              "applied": False, "errors": [], "postchecks": []}
+              "applied": False, "refused_by": None, "errors": [], "postchecks": []}
     out_sheet = Path(out_sheet)
-    work = Path(tempfile.mkdtemp(dir=out_sheet.parent, prefix=".apply-"))
+    work = scratch_dir(out_sheet.parent, "apply")
     try:
         sheet = work / "board.kicad_sch"
         made = akcli_backend.new_sheet(sheet)
@@ -75,16 +84,23 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
             result["net_diff"] = ((res.json() or {}).get("net_diff") or {}).get("lines", [])
             if res.rc != 0:
                 result["errors"].extend(_draw_errors(res, work))
+                result["refused_by"] = "rails" if rails_refused(res) else None
             else:
                 result["postchecks"] = _postchecks(task, sheet, symbols, work)
+                if not all(c["passed"] for c in result["postchecks"]):
+                    result["refused_by"] = "postcheck"
                 result["errors"].extend(c["detail"] for c in result["postchecks"]
                                         if not c["passed"])
                 result["facts"] = _sheet_facts(task, sheet)
         if out_svg:
             _render(sheet, work, Path(out_svg))
-        for child in work.glob("*.kicad_sch"):  # child sheets of a hierarchical design
+        # Child sheets of a hierarchical design, subfolders kept: the parent names them
+        # by their path relative to itself.
+        for child in sorted(work.rglob("*.kicad_sch")):
             if child != sheet:
-                shutil.move(str(child), out_sheet.parent / child.name)
+                dest = out_sheet.parent / child.relative_to(work)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(child), dest)
         shutil.move(str(sheet), out_sheet)
         write_json(out, result)
     finally:

@@ -22,7 +22,8 @@ AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
                 "completion_tokens", "cost_usd", "exit_code", "http_status")
 
 
-def outcome(agent: dict | None, validation: dict, drawn: bool) -> str:
+def outcome(agent: dict | None, validation: dict, drawn: bool,
+            refused_by: str | None = None) -> str:
     """One word for how the pair ended. An infra_error is the harness's or provider's
     failure, never the model's: pass rates leave those pairs out."""
     if agent and agent.get("status") == "infra_error":
@@ -31,7 +32,11 @@ def outcome(agent: dict | None, validation: dict, drawn: bool) -> str:
         return validation["refusal"]["kind"]  # the agent declined, on purpose
     if not validation["valid"]:
         return "invalid"
-    return "success" if drawn else "blocked"
+    if drawn:
+        return "success"
+    # Only a gate that failed closed is `blocked`: the rails refused a change of named
+    # nets, or a post-check failed. Any other failed draw is the answer's own fault.
+    return "blocked" if refused_by in ("rails", "postcheck") else "invalid"
 
 
 def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
@@ -51,7 +56,7 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
     simulated = read_json(sim) if sim else None
     account = read_json(agent) if agent else None
     drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
-    ended = outcome(account, v, drawn)
+    ended = outcome(account, v, drawn, a.get("refused_by"))
     outcome_ok = ended in task.expected_outcomes
     # A design task names only its interface: the agent's own nets are not compared.
     functional = task.testbench is not None

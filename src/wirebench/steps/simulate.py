@@ -23,11 +23,10 @@ nominal values fails there, as it would on a bench.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from wirebench.corpus.testbench import eng_value
-from wirebench.evidence.files import read_json, sha256_bytes, write_json
+from wirebench.evidence.files import read_json, scratch_dir, sha256_bytes, write_json
 from wirebench.steps.common import input_hashes, versions
 
 SCHEMA = "wirebench.sim/1"
@@ -191,7 +190,7 @@ def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> 
         result.update(status="interface_missing",
                       reason=f"interface net(s) {missing} are not on the sheet")
     else:
-        work = Path(tempfile.mkdtemp(dir=Path(out).parent, prefix=".simulate-"))
+        work = scratch_dir(Path(out).parent, "simulate")
         try:
             _run(result, task, bench, names, Path(sheet), work, compile_spec, models_for,
                  private_nodes)

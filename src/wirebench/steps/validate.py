@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
+import shutil
 from pathlib import Path
 
-from wirebench.evidence.files import write_json
+from wirebench.evidence.files import scratch_dir, write_json
 from wirebench.steps.common import input_hashes, versions, write_candidate
 from wirebench.verify.oplist import load_oplist, read_refusal
 
@@ -34,10 +34,13 @@ def validate(ops: Path, out: Path) -> dict:
         result["ops_written"] = len(ops_list)
         result["ops_used"] = sorted({op.get("op") for op in ops_list
                                      if isinstance(op, dict) and isinstance(op.get("op"), str)})
-        with tempfile.TemporaryDirectory(dir=Path(out).parent, prefix=".validate-") as td:
-            cand = Path(td) / "candidate.json"
+        work = scratch_dir(Path(out).parent, "validate")
+        try:
+            cand = work / "candidate.json"
             write_candidate(doc, cand)
             res = akcli_backend.validate(cand)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         report = res.json()
         if report is None or "valid" not in report:
             result["errors"].append(

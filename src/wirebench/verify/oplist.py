@@ -5,6 +5,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# Deeper than any op-list akcli takes (an op's fields nest four or five levels), and far
+# short of the recursion that would turn a model's text into a crash of the step.
+MAX_DEPTH = 32
+
+
+def _depth(doc) -> int:
+    """How deeply lists and objects nest, counted without recursion."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in (node.values() if isinstance(node, dict)
+                                                  else node))
+    return deepest
+
 
 def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
     """(op-list, None) or (None, why it is unreadable)."""
@@ -15,8 +31,12 @@ def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
         doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return None, f"unreadable op-list: {exc}"
+    except RecursionError:
+        return None, f"unreadable op-list: nested too deeply (at most {MAX_DEPTH} levels)"
     if not isinstance(doc, dict):
         return None, f"unreadable op-list: top level is {type(doc).__name__}, not an object"
+    if _depth(doc) > MAX_DEPTH:
+        return None, f"unreadable op-list: nested too deeply (at most {MAX_DEPTH} levels)"
     return doc, None
 
 
