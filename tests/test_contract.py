@@ -250,3 +250,15 @@ def test_a_task_yaml_schema_error_names_the_file_and_key(tmp_path):
     root = corpus_with(tmp_path, meta={**GOOD, "criteria": [{"id": "v", "kind": "values"}]})
     with pytest.raises(TaskError, match=r"task.yaml: key criteria.0: 'values' is a required"):
         load_task(root / "01-divider")
+
+
+def test_every_drawn_answer_is_held_to_its_layout_unless_the_task_says_why_not(tmp_path):
+    task = tmp_path / "t"
+    shutil.copytree(TASKS / "01-divider", task)
+    assert "layout_clean" in {c["kind"] for c in load_task(task).criteria}
+    (task / "task.yaml").write_text(
+        "id: t\nfamily: f\nbrief: b\nlayout_exempt: a required macro draws over pins\n")
+    assert "layout_clean" not in {c["kind"] for c in load_task(task).criteria}
+    (task / "task.yaml").write_text("id: t\nfamily: f\nbrief: b\nlayout_exempt: ''\n")
+    with pytest.raises(TaskError, match="layout_exempt"):
+        load_task(task)
