@@ -30,6 +30,13 @@ def scripts():
         "hang": lambda n, body: ("hang", {}, 5),
         "down": lambda n, body: error(503, "overloaded"),
         "wrong": lambda n, body: completion(WRONG),
+        # Malformed fields a server may send: recorded and ignored, never a crash.
+        "badretry": lambda n, body: (error(429, "slow", {"Retry-After": "-1"}) if n == 1
+                                     else completion(REFERENCE)),
+        "nanretry": lambda n, body: (error(429, "slow", {"Retry-After": "nan"}) if n == 1
+                                     else completion(REFERENCE)),
+        "strtokens": lambda n, body: completion(REFERENCE, prompt_tokens="12",
+                                                completion_tokens="many"),
     }
 
 
@@ -62,6 +69,10 @@ def agent_run(tmp_path_factory):
             "oa-hang": openai_entry(server, "hang", timeout=1, retries=1),
             "oa-down": openai_entry(server, "down", retries=2),
             "oa-wrong": openai_entry(server, "wrong"),
+            "oa-badretry": openai_entry(server, "badretry"),
+            "oa-nanretry": openai_entry(server, "nanretry"),
+            "oa-strtokens": openai_entry(server, "strtokens",
+                                         price_per_mtok={"prompt": 3.0, "completion": 15.0}),
             "cmd-good": command_entry(writer),
             "cmd-crash": command_entry("echo boom >&2; exit 3"),
             "cmd-hang": command_entry("sleep 30", timeout=1),
@@ -125,6 +136,28 @@ def test_a_429_is_retried_after_retry_after(agent_run):
     assert (r.outcome, r.passed, r.attempts) == ("success", True, 2)
     attempts = agent(project, "oa-ratelimit")["turns"][0]["attempts"]
     assert attempts[0]["http_status"] == 429 and attempts[0]["retry_in_s"] == 1.0
+
+
+@pytest.mark.parametrize("model", ["oa-badretry", "oa-nanretry"])
+def test_a_retry_after_that_is_no_delay_is_ignored_for_the_usual_backoff(agent_run, model):
+    """Review finding 16: `Retry-After: -1` or `nan` crashed generate (exit 70)."""
+    project, _, _ = agent_run
+    r = row(project, model)
+    assert (r.outcome, r.passed, r.attempts) == ("success", True, 2)
+    first = agent(project, model)["turns"][0]["attempts"][0]
+    assert first["http_status"] == 429 and first["retry_in_s"] == 0.1  # backoff_s, not -1
+
+
+def test_token_counts_that_are_not_counts_are_noted_and_ignored(agent_run):
+    """Review finding 16: token counts sent as strings crashed generate."""
+    project, _, _ = agent_run
+    r = row(project, "oa-strtokens")
+    assert (r.outcome, r.passed) == ("success", True)
+    attempt = agent(project, "oa-strtokens")["turns"][0]["attempts"][0]
+    assert attempt["prompt_tokens"] is None and attempt["cost_usd"] is None
+    assert attempt["server_notes"] == [
+        "usage.prompt_tokens '12' is not a token count: ignored",
+        "usage.completion_tokens 'many' is not a token count: ignored"]
 
 
 def test_a_hang_past_the_timeout_is_an_infra_error(agent_run):

@@ -32,12 +32,27 @@ def _messages(ctx: TurnContext) -> list[dict]:
 
 
 def _retry_after(exc) -> float | None:
+    """The server's Retry-After in seconds, or None when it sent none we can use: a
+    negative, infinite or NaN value is ignored (the usual backoff applies)."""
+    import math
+
     response = getattr(exc, "response", None)
     value = response.headers.get("retry-after") if response is not None else None
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _count(usage, field: str, notes: list[str]) -> int | None:
+    """A token count from the server's usage block; anything but a count is noted and
+    ignored, never a crash of the step."""
+    value = getattr(usage, field, None)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    notes.append(f"usage.{field} {value!r} is not a token count: ignored")
+    return None
 
 
 def cost(spec: dict, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
@@ -74,12 +89,14 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         return Answer(None, "infra_error", f"HTTP {status}: {str(exc)[:300]}",
                       retry_after=_retry_after(exc), retryable=retryable,
                       detail={"http_status": status})
-    usage = resp.usage
-    prompt_tokens = getattr(usage, "prompt_tokens", None)
-    completion_tokens = getattr(usage, "completion_tokens", None)
+    usage, notes = resp.usage, []
+    prompt_tokens = _count(usage, "prompt_tokens", notes)
+    completion_tokens = _count(usage, "completion_tokens", notes)
     detail = {"http_status": 200, "prompt_tokens": prompt_tokens,
               "completion_tokens": completion_tokens,
               "cost_usd": cost(spec, prompt_tokens, completion_tokens)}
+    if notes:
+        detail["server_notes"] = notes
     text = (resp.choices[0].message.content or "") if resp.choices else ""
     if not text.strip():
         return Answer(None, "no_answer", "the model replied with no text", detail=detail,

@@ -24,7 +24,8 @@ from wirebench.evidence.files import dumps, sha256_bytes, write_bytes_atomic
 
 SCHEMA = "wirebench.agent/1"
 BACKOFF_CAP_S = 60.0
-ACCOUNTED = ("exit_code", "http_status", "prompt_tokens", "completion_tokens", "cost_usd")
+ACCOUNTED = ("exit_code", "http_status", "prompt_tokens", "completion_tokens", "cost_usd",
+             "server_notes")
 
 
 def _attempts(spec: dict, ctx: TurnContext, sleep=time.sleep) -> tuple[Answer, list[dict]]:
