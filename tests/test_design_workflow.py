@@ -75,3 +75,17 @@ def test_an_ngspice_upgrade_reruns_simulate_and_score_never_generate(world, tmp_
 
 def test_nothing_changed_means_nothing_to_do(world):
     assert job_counts(world.snakemake("-n")) == {}
+
+
+def test_the_reports_show_tiers_and_a_design_pairs_measures_and_plot(world):
+    md = (world.root / "results" / "report.md").read_text()
+    assert "| tier | base | reference |" in md
+    assert "| design | 0/2 (0%) | 2/2 (100%) |" in md
+    assert "| transcription | 1/1 (100%) | 1/1 (100%) |" in md
+    html = (world.root / "results" / "report.html").read_text()
+    assert "<table id='tier-rates'>" in html and "<table id='family-rates'>" in html
+    pair = html.split("id='pair-reference-d03-noninverting-gain-1'", 1)[1].split("</details>")[0]
+    assert "<h4>Simulation</h4>" in pair and "Nets: expected vs observed" not in pair
+    assert "<td>gain_1k</td><td>11 ± 2%</td>" in pair and "class='sim-plot'><svg" in pair
+    transcription = html.split("id='pair-reference-01-divider-1'", 1)[1].split("</details>")[0]
+    assert "Nets: expected vs observed" in transcription
