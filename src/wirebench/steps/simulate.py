@@ -25,9 +25,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from wirebench.corpus.testbench import eng_value
+from wirebench.corpus.testbench import compile_spec, describe_window, eng_value, private_nodes
 from wirebench.evidence.files import read_json, scratch_dir, sha256_bytes, write_json
 from wirebench.steps.common import input_hashes, versions
+from wirebench.verify.part_models import models_for
 
 SCHEMA = "wirebench.sim/1"
 DEFAULT_TIMEOUT_S = 20
@@ -169,9 +170,7 @@ def _corner_runs(sim: _Sim, nominal: dict, parts: dict[str, float], corners: dic
 
 def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> dict:
     from wirebench.corpus.tasks import as_task
-    from wirebench.corpus.testbench import compile_spec, describe_window, private_nodes
     from wirebench.runtime import akcli_backend
-    from wirebench.verify.part_models import models_for
 
     task = as_task(task_dir)
     bench = task.testbench
@@ -192,8 +191,7 @@ def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> 
     else:
         work = scratch_dir(Path(out).parent, "simulate")
         try:
-            _run(result, task, bench, names, Path(sheet), work, compile_spec, models_for,
-                 private_nodes)
+            _run(result, bench, names, Path(sheet), work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     by_name = {m["name"]: m for m in bench["measures"]}
@@ -204,8 +202,8 @@ def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> 
     return result
 
 
-def _run(result, task, bench, names, sheet, work, compile_spec, models_for,
-         private_nodes) -> None:
+def _run(result: dict, bench: dict, names: list[str], sheet: Path, work: Path) -> None:
+    """Simulate the drawn sheet (a copy in `work`) and fill `result` with the verdict."""
     import json
 
     from wirebench.runtime import akcli_backend
@@ -259,8 +257,6 @@ def _run(result, task, bench, names, sheet, work, compile_spec, models_for,
             "ok": name not in failed and name not in at_corners})
     bad = [m["name"] for m in result["measures"] if not m["ok"]]
     if bad:
-        from wirebench.corpus.testbench import describe_window
-
         by_name = {m["name"]: m for m in bench["measures"]}
         where = []
         for m in result["measures"]:
