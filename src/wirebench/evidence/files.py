@@ -41,7 +41,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
 
 
 # Steps that work in a scratch folder inside the pair's folder, named `.<step>-<random>`.
-SCRATCH_STEPS = ("validate", "apply", "simulate")
+# "tmp": the private TMPDIR of a confined step (runtime/confine.py).
+SCRATCH_STEPS = ("validate", "apply", "simulate", "tmp")
 
 
 def scratch_dir(parent: str | os.PathLike, step: str) -> Path:

@@ -7,7 +7,13 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wirebench.evidence.files import read_json, scratch_dir, sha256_file, write_json
+from wirebench.evidence.files import (
+    read_json,
+    scratch_dir,
+    sha256_file,
+    write_bytes_atomic,
+    write_json,
+)
 from wirebench.steps.common import input_hashes, versions, write_candidate
 from wirebench.verify.oplist import load_oplist
 
@@ -45,22 +51,60 @@ def _draw_errors(res, work: Path) -> list[str]:
 
 
 def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str],
-          out_sheet: Path, out: Path, out_svg: Path | None = None) -> dict:
+          out_sheet: Path, out: Path, out_svg: Path | None = None,
+          timeout: float | None = None) -> dict:
     """`akcli new` (+ the task's base design) + `akcli draw --apply --strict-nets`, then
     the task's post-checks. On an edit task the rails refuse an op-list that would split
     or merge a named net of the base design.
 
-    The draw happens in a scratch folder inside the pair's folder; the sheet is moved into
-    place only when everything has run, so a killed job never leaves a half-drawn sheet.
+    It runs confined to the pair's folder (steps/confined.py): of the task it may read
+    only the base design, never the answer key next to it.
     """
     from wirebench.corpus.tasks import as_task
-    from wirebench.runtime import akcli_backend
+    from wirebench.steps import confined
 
     task = as_task(task_dir)
+
+    def give_up(reason: str) -> None:
+        _blank_sheet(Path(out_sheet), reason, out_svg)
+        write_json(out, {**_blank(ops, validation, symbols), "errors": [reason]})
+
+    reads = [ops, validation, *symbols, *([task.base_ops_path] if task.base_ops_path else [])]
+    return confined.run(
+        "apply", lambda: _apply(ops, validation, task, symbols, out_sheet, out, out_svg),
+        out=out, reads=reads, timeout=timeout, give_up=give_up)
+
+
+def _blank(ops: Path, validation: Path, symbols: list[str]) -> dict:
+    return {"schema": SCHEMA, "inputs": input_hashes(ops=ops, validate=validation),
+            "versions": versions(), "symbols": {Path(s).name: sha256_file(s) for s in symbols},
+            "applied": False, "refused_by": None, "errors": [], "postchecks": []}
+
+
+def _blank_sheet(out_sheet: Path, reason: str, out_svg: Path | None) -> None:
+    """What a draw that never finished leaves: an empty sheet (no agent input reaches it)."""
+    from wirebench.runtime import akcli_backend
+
+    work = scratch_dir(out_sheet.parent, "apply")
+    try:
+        made = akcli_backend.new_sheet(work / "board.kicad_sch")
+        if made.rc != 0:
+            raise RuntimeError(f"akcli new failed: {made.error_text()}")
+        shutil.move(str(work / "board.kicad_sch"), out_sheet)
+        if out_svg:
+            write_bytes_atomic(Path(out_svg), _placeholder_svg(reason))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _apply(ops: Path, validation: Path, task, symbols: list[str], out_sheet: Path, out: Path,
+           out_svg: Path | None) -> None:
+    """The draw happens in a scratch folder inside the pair's folder; the sheet is moved into
+    place only when everything has run, so a killed job never leaves a half-drawn sheet."""
+    from wirebench.runtime import akcli_backend
+
     verdict = read_json(validation)
-    result = {"schema": SCHEMA, "inputs": input_hashes(ops=ops, validate=validation),
-              "versions": versions(), "symbols": {Path(s).name: sha256_file(s) for s in symbols},
-              "applied": False, "refused_by": None, "errors": [], "postchecks": []}
+    result = _blank(ops, validation, symbols)
     out_sheet = Path(out_sheet)
     work = scratch_dir(out_sheet.parent, "apply")
     try:
@@ -105,7 +149,6 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
         write_json(out, result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return result
 
 
 def _sheet_facts(task, sheet: Path) -> dict:
@@ -136,17 +179,20 @@ def _sheet_facts(task, sheet: Path) -> dict:
 def _render(sheet: Path, work: Path, out_svg: Path) -> None:
     """The sheet as akcli draws it, for people: the report's drill-downs and the
     `subjective` criteria show it."""
-    from html import escape
-
     from wirebench.runtime import akcli_backend
 
     svg = work / "board.svg"
     res = akcli_backend.run("render", str(sheet), "-o", str(svg))
     if res.rc != 0 or not svg.is_file():
-        why = escape(res.error_text(200).replace(str(work), "<pair>"))
-        svg.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="600" height="40">'
-                       f'<text x="8" y="24">not rendered: {why}</text></svg>\n')
+        svg.write_bytes(_placeholder_svg(res.error_text(200).replace(str(work), "<pair>")))
     shutil.move(str(svg), out_svg)
+
+
+def _placeholder_svg(why: str) -> bytes:
+    from html import escape
+
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="600" height="40">'
+            f'<text x="8" y="24">not rendered: {escape(why)}</text></svg>\n').encode()
 
 
 def _postchecks(task, sheet: Path, symbols: list[str], work: Path) -> list[dict]:

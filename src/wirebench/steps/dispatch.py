@@ -18,6 +18,9 @@ def _step_parser():
     return _STEP_PARSER
 
 
+_TIMEOUT_HELP = "wall-clock seconds before the pair is given up (config step_timeout_s)"
+
+
 def _build_step_parser():
     import argparse
     from pathlib import Path
@@ -46,6 +49,7 @@ def _build_step_parser():
     v = sub.add_parser("validate", help="akcli ops validate + path guard: validate.json")
     v.add_argument("--ops", required=True, type=Path)
     v.add_argument("--out", required=True, type=Path)
+    v.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
 
     a = sub.add_parser("apply", help="akcli new + draw --apply --strict-nets + post-checks")
     a.add_argument("--ops", required=True, type=Path)
@@ -55,10 +59,12 @@ def _build_step_parser():
     a.add_argument("--sheet", required=True, type=Path)
     a.add_argument("--svg", type=Path, help="also render the sheet here")
     a.add_argument("--out", required=True, type=Path)
+    a.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
 
     n = sub.add_parser("nets", help="akcli nets --json: nets.json")
     n.add_argument("--sheet", required=True, type=Path)
     n.add_argument("--out", required=True, type=Path)
+    n.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
 
     sm = sub.add_parser("simulate", help="a design task's testbench via akcli sim: sim.json")
     sm.add_argument("--sheet", required=True, type=Path)
@@ -66,6 +72,7 @@ def _build_step_parser():
     sm.add_argument("--nets", required=True, type=Path)
     sm.add_argument("--task", required=True, type=Path)
     sm.add_argument("--out", required=True, type=Path)
+    sm.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
 
     s = sub.add_parser("score", help="outcome, nets or measures, criteria: score.json")
     for name in ("validate", "apply", "nets", "out"):
@@ -102,19 +109,20 @@ def run_step(argv: list[str]) -> int:
     elif args.step == "validate":
         from wirebench.steps.validate import validate
 
-        validate(args.ops, args.out)
+        validate(args.ops, args.out, timeout=args.timeout)
     elif args.step == "apply":
         from wirebench.steps.apply import apply
 
-        apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out, args.svg)
+        apply(args.ops, args.validate, args.task, args.symbols, args.sheet, args.out, args.svg,
+              timeout=args.timeout)
     elif args.step == "nets":
         from wirebench.steps.nets import nets
 
-        nets(args.sheet, args.out)
+        nets(args.sheet, args.out, timeout=args.timeout)
     elif args.step == "simulate":
         from wirebench.steps.simulate import simulate
 
-        simulate(args.sheet, args.apply, args.nets, args.task, args.out)
+        simulate(args.sheet, args.apply, args.nets, args.task, args.out, timeout=args.timeout)
     elif args.step == "score":
         from wirebench.steps.score import score
 

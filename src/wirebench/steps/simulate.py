@@ -168,17 +168,36 @@ def _corner_runs(sim: _Sim, nominal: dict, parts: dict[str, float], corners: dic
     return runs
 
 
-def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> dict:
+def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path,
+             timeout: float | None = None) -> dict:
+    """The task's testbench on the drawn sheet, confined to the pair's folder."""
     from wirebench.corpus.tasks import as_task
-    from wirebench.runtime import akcli_backend
+    from wirebench.steps import confined
 
     task = as_task(task_dir)
+
+    def give_up(reason: str) -> None:
+        write_json(out, {**_blank(sheet, applied, netlist), "status": "error",
+                         "reason": reason})
+
+    return confined.run("simulate", lambda: _simulate(sheet, applied, netlist, task, out),
+                        out=out, reads=[sheet, applied, netlist], timeout=timeout,
+                        give_up=give_up)
+
+
+def _blank(sheet: Path, applied: Path, netlist: Path) -> dict:
+    from wirebench.runtime import akcli_backend
+
+    return {"schema": SCHEMA, "inputs": input_hashes(sheet=sheet, apply=applied, nets=netlist),
+            "versions": {**versions(), "ngspice": akcli_backend.ngspice_identity()},
+            "status": None, "reason": "", "deck_sha256": None, "measures": [],
+            "corners": [], "worst_corner": None, "findings": [], "parts_skipped": []}
+
+
+def _simulate(sheet: Path, applied: Path, netlist: Path, task, out: Path) -> None:
     bench = task.testbench
     a, n = read_json(applied), read_json(netlist)
-    result = {"schema": SCHEMA, "inputs": input_hashes(sheet=sheet, apply=applied, nets=netlist),
-              "versions": {**versions(), "ngspice": akcli_backend.ngspice_identity()},
-              "status": None, "reason": "", "deck_sha256": None, "measures": [],
-              "corners": [], "worst_corner": None, "findings": [], "parts_skipped": []}
+    result = _blank(sheet, applied, netlist)
     names = [m["name"] for m in bench["measures"]]
     drawn = a["applied"] and all(c["passed"] for c in a["postchecks"]) and not n["errors"]
     present = {net.get("name") for net in n.get("nets", [])}
@@ -199,7 +218,6 @@ def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path) -> 
         entry["window"] = describe_window(by_name[entry["name"]])
         entry["why"] = by_name[entry["name"]].get("why", "")
     write_json(out, result)
-    return result
 
 
 def _run(result: dict, bench: dict, names: list[str], sheet: Path, work: Path) -> None:

@@ -12,15 +12,30 @@ from wirebench.verify.oplist import load_oplist, read_refusal
 SCHEMA = "wirebench.validate/1"
 
 
-def validate(ops: Path, out: Path) -> dict:
-    """`akcli ops validate`, plus wirebench's own guard on path-like fields."""
+def validate(ops: Path, out: Path, timeout: float | None = None) -> dict:
+    """`akcli ops validate`, plus wirebench's own guard on path-like fields, confined to
+    the pair's folder (steps/confined.py)."""
+    from wirebench.steps import confined
+
+    def give_up(reason: str) -> None:
+        write_json(out, {**_blank(ops), "errors": [reason]})
+
+    return confined.run("validate", lambda: _validate(ops, out), out=out, reads=[ops],
+                        timeout=timeout, give_up=give_up)
+
+
+def _blank(ops: Path) -> dict:
+    return {"schema": SCHEMA, "inputs": input_hashes(ops=ops), "versions": versions(),
+            "valid": False, "errors": [], "op_count": 0, "ops_written": 0, "ops_used": [],
+            "refusal": None}
+
+
+def _validate(ops: Path, out: Path) -> None:
     from wirebench.runtime import akcli_backend
     from wirebench.verify.oplist_guard import path_problems
 
     doc, unreadable = load_oplist(ops)
-    result = {"schema": SCHEMA, "inputs": input_hashes(ops=ops), "versions": versions(),
-              "valid": False, "errors": [], "op_count": 0, "ops_written": 0, "ops_used": [],
-              "refusal": None}
+    result = _blank(ops)
     if unreadable:
         result["errors"].append(unreadable)
     elif "refusal" in doc:
@@ -55,4 +70,3 @@ def validate(ops: Path, out: Path) -> dict:
         result["errors"].extend(guard)
         result["valid"] = result["valid"] and not guard
     write_json(out, result)
-    return result

@@ -1,0 +1,164 @@
+"""Run one akcli step in a forked child that the kernel confines, with a wall-clock limit.
+
+The child inherits the warm process (akcli imported, caches filled), confines itself with
+Landlock to the pair's own folder (the only place it may write) plus the read-only
+places Python, akcli and ngspice need, runs the step, and exits. The parent waits at most
+`timeout` seconds; past that it kills the child and everything the child started.
+
+What the child may read: the system (`/usr`, `/etc`, ...), the Python installation and its
+site-packages, the wirebench and akcli packages, the symbol libraries and the few task
+files the step names. Never the corpus folder as a whole (`reference_ops.json`,
+`expected_nets.json`), `results/`, other pairs or the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from wirebench.evidence.files import scratch_dir
+from wirebench.runtime import landlock
+
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev", "/proc",
+                "/sys/devices/system/cpu", "/opt")
+# Written by every process that prints nothing useful there; allowing it is harmless.
+SYSTEM_WRITES = ("/dev/null",)
+
+
+class StepTimedOut(Exception):
+    def __init__(self, seconds: float):
+        super().__init__(f"exceeded {seconds:g} s")
+        self.seconds = seconds
+
+
+class StepCrashed(RuntimeError):
+    pass
+
+
+def python_reads() -> list[str]:
+    """Where this interpreter's code lives: the installation, the environment and the two
+    packages a step imports (an editable install keeps wirebench in the project's `src`,
+    which is all of the project a step may see)."""
+    import sysconfig
+
+    import wirebench
+
+    places = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              str(Path(wirebench.__file__).parent)}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        places.add(sysconfig.get_paths()[key])
+    with contextlib.suppress(ImportError):
+        import akcli
+
+        places.add(str(Path(akcli.__file__).parent))
+    return sorted(places)
+
+
+def sandbox_off() -> bool:
+    """The user's explicit opt-out (config `unsafe_no_sandbox: true`, which the workflow
+    passes down as this variable)."""
+    return os.environ.get("WIREBENCH_UNSAFE_NO_SANDBOX") == "1"
+
+
+def require() -> None:
+    """Refuse to go on where the kernel cannot confine the akcli steps, unless the user
+    opted out on purpose."""
+    if not sandbox_off() and landlock.abi() < landlock.MIN_ABI:
+        raise landlock.Unavailable(
+            "this kernel has no Landlock, so wirebench cannot confine akcli to the pair's "
+            "folder; set `unsafe_no_sandbox: true` (or WIREBENCH_UNSAFE_NO_SANDBOX=1) to "
+            "run unconfined on purpose")
+
+
+def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> None:
+    """fn() in a confined child. Raises StepTimedOut past `timeout` seconds, StepCrashed
+    when the child failed; what the child printed is printed here."""
+    reads = [*SYSTEM_READS, *python_reads(), *(str(p) for p in read)]
+    writes = [*SYSTEM_WRITES, str(write)]
+    out_r, out_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(out_r)
+        _child(fn, reads, writes, out_w)
+    os.close(out_w)
+    try:
+        printed, finished = _collect(out_r, time.monotonic() + timeout if timeout else None)
+    finally:
+        os.close(out_r)
+    if not finished:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    text = printed.decode(errors="replace")
+    if text:
+        print(text, end="", file=sys.stderr)
+    if not finished:
+        raise StepTimedOut(timeout)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise StepCrashed(f"the confined step failed (exit {code})")
+
+
+def _collect(fd: int, deadline: float | None) -> tuple[bytes, bool]:
+    """Read what the child prints until it closes the pipe (it exits) or time is up."""
+    chunks = []
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return b"".join(chunks), False
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk[: max(0, (1 << 20) - sum(map(len, chunks)))])
+
+
+def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
+    code, private_tmp = 70, None
+    buffer = io.StringIO()
+    try:
+        os.setpgid(0, 0)  # its own group: a timeout kills whatever it started too
+        _die_with_parent()
+        # akcli's simulator writes its decks under TMPDIR, which is shared by every pair;
+        # the child gets a private one in the only folder it may write.
+        private_tmp = scratch_dir(writes[-1], "tmp")
+        os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            try:
+                if not sandbox_off():
+                    landlock.restrict(reads, writes)
+                fn()
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 2
+            except BaseException:  # reported through the pipe: the parent decides
+                import traceback
+
+                traceback.print_exc()
+    finally:
+        if private_tmp is not None:
+            shutil.rmtree(private_tmp, ignore_errors=True)
+        data = buffer.getvalue().encode(errors="replace")
+        with contextlib.suppress(OSError):
+            while data:
+                data = data[os.write(out_w, data):]
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
