@@ -57,8 +57,13 @@ def agent_run(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("agents")
     py = sys.executable
-    writer = (f"{py} -c \"import os,shutil; shutil.copy(os.environ['TASK_FILE'].replace("
-              f"'task.md','reference_ops.json'), os.environ['OPS_OUT'])\"")
+    # The agent knows the answer from a folder of its own, which its entry exposes: the
+    # corpus next to the task is out of its reach (see test_sandbox).
+    answers = root / "answers"
+    answers.mkdir()
+    (answers / f"{TASK}.json").write_text(REFERENCE)
+    writer = (f"{py} -c \"import os,shutil; shutil.copy('{answers}/' + os.environ['TASK_ID']"
+              f" + '.json', os.environ['OPS_OUT'])\"")
     with FakeOpenAI(scripts()) as server:
         models = {
             "oa-correct": openai_entry(server, "correct",
@@ -73,7 +78,7 @@ def agent_run(tmp_path_factory):
             "oa-nanretry": openai_entry(server, "nanretry"),
             "oa-strtokens": openai_entry(server, "strtokens",
                                          price_per_mtok={"prompt": 3.0, "completion": 15.0}),
-            "cmd-good": command_entry(writer),
+            "cmd-good": command_entry(writer, expose=[str(answers)]),
             "cmd-crash": command_entry("echo boom >&2; exit 3"),
             "cmd-hang": command_entry("sleep 30", timeout=1),
             "cmd-flood": command_entry("head -c 100000000 /dev/zero > \"$OPS_OUT\"",
@@ -81,9 +86,11 @@ def agent_run(tmp_path_factory):
             "cmd-silent": command_entry("true"),
             "cmd-repair": command_entry(
                 f"if [ -n \"$FEEDBACK_FILE\" ]; then grep -q protocol \"$FEEDBACK_FILE\" && "
-                f"{writer}; else echo '{WRONG}' > \"$OPS_OUT\"; fi", max_turns=2),
+                f"{writer}; else echo '{WRONG}' > \"$OPS_OUT\"; fi", max_turns=2,
+                expose=[str(answers)]),
             "cmd-leaky": command_entry(
-                f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"]),
+                f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"],
+                expose=[str(answers)]),
         }
         project = Project(root / "wb").configure(models, tasks=[TASK])
         proc = project.snakemake(env={"WB_TEST_KEY": CANARY, "WB_HIDDEN": "must-not-leak"})

@@ -3,34 +3,63 @@ recomputed, no agent call is repeated for a finished pair, nothing is half-writt
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from conftest import REPO, TASKS, Project
 
+# The agent runs sandboxed: it reports each call to a counter on 127.0.0.1 (it may use
+# the network) and reads its answer from the one folder its entry exposes.
 AGENT = """
-import os, shutil, sys, time
-with open(sys.argv[1], "a") as fh:
-    fh.write(os.environ["TASK_ID"] + "\\n")
+import os, shutil, sys, time, urllib.request
+urllib.request.urlopen(sys.argv[1] + os.environ["TASK_ID"]).read()
 time.sleep(0.6)
-shutil.copy(os.environ["TASK_FILE"].replace("task.md", "reference_ops.json"), os.environ["OPS_OUT"])
+shutil.copy(os.path.join(sys.argv[2], os.environ["TASK_ID"] + ".json"), os.environ["OPS_OUT"])
 """
+
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    calls: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - the http.server API
+        self.calls.append(self.path.strip("/"))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *_):
+        pass
 
 
 def test_kill_9_then_resume(tmp_path):
     tasks = [f"t{i:02d}" for i in range(8)]
+    answers = tmp_path / "answers"
+    answers.mkdir()
     for i, t in enumerate(tasks):
         src = sorted(d for d in TASKS.iterdir() if (d / "task.md").is_file())[i]
         shutil.copytree(src, tmp_path / "wb" / "tasks" / t)
+        shutil.copy(src / "reference_ops.json", answers / f"{t}.json")
     (tmp_path / "agent.py").write_text(AGENT)
-    calls = tmp_path / "calls.log"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _kill_and_resume(tmp_path, tasks, answers, f"http://127.0.0.1:{server.server_port}/")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _kill_and_resume(tmp_path, tasks, answers, counter_url):
+    calls = _Counter.calls
     project = Project(tmp_path / "wb").configure(
         {"slow": {"kind": "command", "command": f"{sys.executable} {tmp_path / 'agent.py'} "
-                  f"{calls}", "retries": 0}}, tasks_dir="tasks")
+                  f"{counter_url} {answers}", "retries": 0,
+                  "expose": [str(tmp_path / "agent.py"), str(answers)]}}, tasks_dir="tasks")
     cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(project.root), "--cores", "2"]
     run = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
@@ -44,7 +73,7 @@ def test_kill_9_then_resume(tmp_path):
     # What had finished when the run died: score written and not marked incomplete.
     finished = project.finished_scores("slow")
     assert 1 <= len(finished) < len(tasks), "the kill must land mid-run"
-    calls_before = calls.read_text().split()
+    calls_before = list(calls)
 
     # Snakemake keeps its lock after a kill -9; --unlock is the documented way back.
     project.snakemake("--unlock")
@@ -53,7 +82,7 @@ def test_kill_9_then_resume(tmp_path):
     for task, (data, mtime) in finished.items():
         score = runs / task / "1" / "score.json"
         assert (score.read_bytes(), score.stat().st_mtime_ns) == (data, mtime), task
-    calls_after = calls.read_text().split()
+    calls_after = list(calls)
     for task in finished:
         assert calls_after.count(task) == 1, f"{task}: its agent was called again"
     assert sorted(set(calls_after)) == tasks

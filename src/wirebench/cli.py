@@ -339,10 +339,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from wirebench.config import ConfigError
     from wirebench.corpus.tasks import TaskError
+    from wirebench.runtime.landlock import Unavailable
 
     try:
         return args.func(args)
-    except (TaskError, ConfigError, FileNotFoundError, ValueError) as exc:
+    except (TaskError, ConfigError, FileNotFoundError, ValueError, Unavailable) as exc:
         print(f"wirebench: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:

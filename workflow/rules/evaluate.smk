@@ -13,6 +13,7 @@ rule validate:
         pair_path("validate.json"),
     params:
         fingerprint=step_fingerprint("validate"),
+        timeout=STEP_TIMEOUT,
     resources:
         akcli=1,
     group:
@@ -22,7 +23,8 @@ rule validate:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench step validate --ops {input.ops} --out {output} 2> {log}"
+        "wirebench step validate --ops {input.ops} --out {output} --timeout {params.timeout}"
+        " 2> {log}"
 
 
 rule apply:
@@ -49,6 +51,7 @@ rule apply:
         libraries=SYMBOLS_SHA256,
         draw_meta=draw_meta,
         fingerprint=step_fingerprint("apply"),
+        timeout=STEP_TIMEOUT,
     resources:
         akcli=1,
     group:
@@ -60,7 +63,8 @@ rule apply:
     shell:
         "wirebench step apply --ops {input.ops} --validate {input.validation}"
         " --task {params.task_dir:q} --symbols {params.symbols:q}"
-        " --sheet {output.sheet} --svg {output.svg} --out {output.result} 2> {log}"
+        " --sheet {output.sheet} --svg {output.svg} --out {output.result}"
+        " --timeout {params.timeout} 2> {log}"
 
 
 rule nets:
@@ -71,6 +75,7 @@ rule nets:
         pair_path("nets.json"),
     params:
         fingerprint=step_fingerprint("nets"),
+        timeout=STEP_TIMEOUT,
     resources:
         akcli=1,
     group:
@@ -80,7 +85,8 @@ rule nets:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench step nets --sheet {input.sheet} --out {output} 2> {log}"
+        "wirebench step nets --sheet {input.sheet} --out {output} --timeout {params.timeout}"
+        " 2> {log}"
 
 
 rule simulate:
@@ -98,6 +104,7 @@ rule simulate:
         # and score, never generate.
         engine=NGSPICE,
         fingerprint=step_fingerprint("simulate"),
+        timeout=STEP_TIMEOUT,
     resources:
         akcli=1,
     group:
@@ -108,7 +115,8 @@ rule simulate:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench step simulate --sheet {input.sheet} --apply {input.applied}"
-        " --nets {input.nets} --task {params.task_dir:q} --out {output} 2> {log}"
+        " --nets {input.nets} --task {params.task_dir:q} --out {output}"
+        " --timeout {params.timeout} 2> {log}"
 
 
 rule score:

@@ -1,20 +1,24 @@
-"""The `command` agent: a shell command run once per turn, in its own empty folder.
+"""The `command` agent: a shell command run once per turn, in a sandbox of its own.
 
 The contract is akcli's harness contract (its `--agent-cmd` lines work unchanged), plus
-a few more variables. The command's environment holds only:
+a few more variables. The command's environment is built from nothing and holds only:
   TASK_FILE      the task's prompt (task.md)
   OPS_OUT        where it must write its op-list
   PROMPT_FILE    the full prompt pack (the skills doc, akcli's op list and schema, pin
                  tables, then the task)
   SKILLS_DIR     the skills folder the model entry uses
+  BASE_OPS       for an edit task: the op-list of the design the edit starts from
   TASK_ID, MODEL, SAMPLE, TURN
   FEEDBACK_FILE  from turn 2 on: why the previous answer failed (the repair loop)
 plus PATH, HOME, LANG, LC_ALL, TMPDIR, VIRTUAL_ENV and the variables the entry's `env:`
-list names. Everything else (other API keys above all) is scrubbed.
+list names. The files are copies, in a folder of their own: no path leads into the
+corpus, `results/` or the project.
 
-It runs with a timeout and a cap on the bytes it may write (files, stdout, stderr).
-A crash (non-zero exit) or a timeout is an infra_error; exit 0 with no OPS_OUT, or an
-answer over the cap, is the model's own failure.
+It runs inside bubblewrap (runtime/sandbox.py): it sees none of the corpus, `results/`,
+the project or the home folders; everything it starts dies with it; and all it writes, in
+files, counts against `max_output_bytes`. Its stdout and stderr are capped too.
+A crash (non-zero exit) or a timeout is an infra_error; exit 0 with no OPS_OUT, or more
+than `max_output_bytes` written, is the model's own failure.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import resource
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,8 +38,11 @@ from pathlib import Path
 from .answer import Answer, TurnContext
 from .extract import extract_oplist
 
-BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV")
+BASE_ENV = ("PATH", "LC_ALL", "VIRTUAL_ENV")
 STDERR_TAIL = 4096
+# The tail is kept this much longer, so that a secret cut at its start is still whole
+# when generate redacts it; generate cuts to STDERR_TAIL after redaction.
+SECRET_MARGIN = 4096
 
 
 class _Capped:
@@ -50,7 +58,7 @@ class _Capped:
         for chunk in iter(lambda: pipe.read(1 << 16), b""):
             self.total += len(chunk)
             if self._tail:
-                self.data = (self.data + chunk)[-STDERR_TAIL:]
+                self.data = (self.data + chunk)[-(STDERR_TAIL + SECRET_MARGIN):]
             elif len(self.data) < self._cap:
                 self.data += chunk[: self._cap - len(self.data)]
             if self.total > self._cap:
@@ -60,86 +68,153 @@ class _Capped:
         self._thread.join(timeout=5)
 
 
-def _environment(spec: dict, ctx: TurnContext, ops_out: Path, feedback: Path | None) -> dict:
-    env = {k: os.environ[k] for k in (*BASE_ENV, *spec.get("env", [])) if k in os.environ}
-    env.update({
-        "TASK_FILE": str(ctx.task.prompt_path.resolve()),
-        "OPS_OUT": str(ops_out),
-        "TASK_ID": ctx.task.id,
-        "MODEL": ctx.model,
-        "SAMPLE": str(ctx.sample),
-        "TURN": str(ctx.turn),
-    })
+def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
+    """Copy what the agent may read into `inputs`; the contract variables that name them,
+    relative to the inputs folder."""
+    inputs.mkdir()
+    named = {"TASK_FILE": "task.md"}
+    shutil.copyfile(ctx.task.prompt_path, inputs / "task.md")
     if ctx.prompt_path:
-        env["PROMPT_FILE"] = str(Path(ctx.prompt_path).resolve())
+        shutil.copyfile(ctx.prompt_path, inputs / "prompt.md")
+        named["PROMPT_FILE"] = "prompt.md"
     if ctx.skills_dir:
-        env["SKILLS_DIR"] = str(Path(ctx.skills_dir).resolve())
-    if feedback:
-        env["FEEDBACK_FILE"] = str(feedback)
+        shutil.copytree(ctx.skills_dir, inputs / "skills", symlinks=False)
+        named["SKILLS_DIR"] = "skills"
+    if ctx.task.base_ops_path:
+        shutil.copyfile(ctx.task.base_ops_path, inputs / "base_ops.json")
+        named["BASE_OPS"] = "base_ops.json"
+    if ctx.feedback:
+        (inputs / "feedback.txt").write_text(ctx.feedback, encoding="utf-8")
+        named["FEEDBACK_FILE"] = "feedback.txt"
+    return named
+
+
+def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: str,
+                 home: str) -> dict:
+    """Built from nothing: the contract, a few basics, and what `env:` names."""
+    env = {k: os.environ[k] for k in (*BASE_ENV, *spec.get("env", [])) if k in os.environ}
+    env.update({k: f"{inputs}/{name}" for k, name in named.items()})
+    env.update({"HOME": home, "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
+                "OPS_OUT": f"{work}/ops.json", "TASK_ID": ctx.task.id, "MODEL": ctx.model,
+                "SAMPLE": str(ctx.sample), "TURN": str(ctx.turn)})
     return env
 
 
+# Runs the agent's command, then reports on the report pipe, which the command itself never
+# holds (the shell cannot close an fd above 9, so this is Python): its exit code and the
+# bytes it left in the scope folder, then its answer.
+_LAUNCHER = """
+import os, subprocess, sys
+fd, scope, command = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+rc = subprocess.call(["/bin/sh", "-c", command], close_fds=True)
+rc = 128 - rc if rc < 0 else rc
+dev, used = os.stat(scope).st_dev, 0
+for folder, dirs, files in os.walk(scope):
+    dirs[:] = [d for d in dirs if os.lstat(os.path.join(folder, d)).st_dev == dev]
+    used += sum(os.lstat(os.path.join(folder, f)).st_size for f in files)
+report = os.fdopen(fd, "wb")
+report.write(b"%d %d\\n" % (rc, used))
+try:
+    with open(os.environ["OPS_OUT"], "rb") as answer:
+        report.write(answer.read(int(sys.argv[4]) + 1))
+except OSError:
+    pass
+report.close()
+sys.exit(rc)
+"""
+
+
+def _launcher(report_fd: int, scope: str, command: str, cap: int) -> list[str]:
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report_fd), scope, command,
+            str(cap)]
+
+
 def answer(spec: dict, ctx: TurnContext) -> Answer:
+    from wirebench.runtime import sandbox
+    from wirebench.runtime.confine import sandbox_off
+
     timeout = float(spec.get("timeout", 600))
     cap = int(spec.get("max_output_bytes", 1 << 20))
-    work = Path(tempfile.mkdtemp(prefix="wirebench-agent-"))
+    host = Path(tempfile.mkdtemp(prefix="wirebench-agent-"))
     try:
-        ops_out = work / "ops.json"
-        feedback = None
-        if ctx.feedback:
-            feedback = work.parent / f"{work.name}.feedback.txt"
-            feedback.write_text(ctx.feedback)
+        named = _stage(ctx, host / "inputs")
+        report_r, report_w = os.pipe()
+        if sandbox_off():
+            (host / "work").mkdir()
+            env = _environment(spec, ctx, named, str(host / "inputs"), str(host / "work"),
+                               str(host / "work"))
+            argv = _launcher(report_w, str(host / "work"), spec["command"], cap)
+            cwd = host / "work"
+        else:
+            env = _environment(spec, ctx, named, sandbox.INPUTS, sandbox.WORK, "/tmp")
+            hide = [Path.cwd(), ctx.task.path.parent, host.parent,
+                    *(Path(p).parent.parent for p in (ctx.prompt_path,) if p)]
+            argv = sandbox.command(
+                _launcher(report_w, "/tmp", spec["command"], cap),
+                inputs=host / "inputs", hide=hide,
+                expose=[Path(p).resolve() for p in spec.get("expose", [])],
+                network=bool(spec.get("network", True)), size=cap)
+            cwd = Path("/")
 
-        def limit_files():  # runs in the child: no file it writes may exceed the cap
+        def limit_files():  # in the child: no single file past the cap, and die with us
             resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
             _die_with_parent()
 
-        proc = subprocess.Popen(
-            spec["command"], shell=True, cwd=work, env=_environment(spec, ctx, ops_out, feedback),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=limit_files,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limit_files,
+                pass_fds=(report_w,))
+        finally:
+            os.close(report_w)
         overflow = threading.Event()
 
         def kill(*_):
             overflow.set()
             _kill_group(proc)
 
-        out = _Capped(proc.stdout, cap, keep_tail=False, on_overflow=kill)
-        err = _Capped(proc.stderr, cap, keep_tail=True, on_overflow=kill)
-        started = time.monotonic()
-        try:
-            rc = proc.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            rc, timed_out = proc.wait(), True
-        out.join()
-        err.join()
-        detail = {"exit_code": rc, "stderr_tail": err.data.decode(errors="replace"),
-                  "wall_s": round(time.monotonic() - started, 3)}
-        if timed_out:
-            return Answer(None, "infra_error", f"agent timed out after {timeout:g} s",
-                          detail=detail)
-        # A write past the file cap kills the writer with SIGXFSZ; through `sh -c` that
-        # shows as exit 128 + SIGXFSZ. A file cut off at exactly the cap is a hit too.
-        too_big = overflow.is_set() or rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or (
-            ops_out.is_file() and ops_out.stat().st_size >= cap)
-        if too_big:
-            return Answer(None, "no_answer", f"agent wrote more than max_output_bytes ({cap})",
-                          detail=detail)
-        if rc != 0:
-            return Answer(None, "infra_error", f"agent crashed (exit {rc})", detail=detail)
-        if not ops_out.is_file() or ops_out.stat().st_size == 0:
-            return Answer(None, "no_answer", "agent exited 0 but wrote nothing to OPS_OUT",
-                          detail=detail)
-        raw = ops_out.read_bytes()
-        found = extract_oplist(raw.decode(errors="replace"))
-        return Answer(found.encode() if found is not None else raw, detail=detail)
+        with os.fdopen(report_r, "rb") as report_pipe:
+            out = _Capped(proc.stdout, cap, keep_tail=False, on_overflow=kill)
+            err = _Capped(proc.stderr, cap, keep_tail=True, on_overflow=kill)
+            report = _Capped(report_pipe, cap + 64, keep_tail=False, on_overflow=lambda: None)
+            started = time.monotonic()
+            try:
+                rc = proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                rc, timed_out = proc.wait(), True
+            for pipe in (out, err, report):
+                pipe.join()
+        return _verdict(rc, timed_out, overflow.is_set(), report, err, cap, timeout, started)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if ctx.feedback:
-            (work.parent / f"{work.name}.feedback.txt").unlink(missing_ok=True)
+        shutil.rmtree(host, ignore_errors=True)
+
+
+def _verdict(rc, timed_out, overflowed, report, err, cap, timeout, started) -> Answer:
+    head, _, ops = report.data.partition(b"\n")
+    fields = head.split()
+    agent_rc = int(fields[0]) if len(fields) == 2 and fields[0].isdigit() else rc
+    used = int(fields[1]) if len(fields) == 2 and fields[1].isdigit() else 0
+    detail = {"exit_code": agent_rc, "stderr_tail": err.data.decode(errors="surrogateescape"),
+              "wall_s": round(time.monotonic() - started, 3), "bytes_written": used}
+    if timed_out:
+        return Answer(None, "infra_error", f"agent timed out after {timeout:g} s",
+                      detail=detail)
+    # Past the cap a write fails (the sandbox's tmpfs is full) or kills the writer with
+    # SIGXFSZ, which through `sh -c` shows as exit 128 + SIGXFSZ.
+    too_big = (overflowed or used > cap or len(ops) >= cap
+               or agent_rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ))
+    if too_big:
+        return Answer(None, "no_answer", f"agent wrote more than max_output_bytes ({cap})",
+                      detail=detail)
+    if agent_rc != 0:
+        return Answer(None, "infra_error", f"agent crashed (exit {agent_rc})", detail=detail)
+    if not ops:
+        return Answer(None, "no_answer", "agent exited 0 but wrote nothing to OPS_OUT",
+                      detail=detail)
+    found = extract_oplist(ops.decode(errors="replace"))
+    return Answer(found.encode() if found is not None else ops, detail=detail)
 
 
 def _die_with_parent() -> None:

@@ -24,10 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from wirebench.evidence.files import scratch_dir
+from wirebench.evidence.files import scratch_dir, sweep
 from wirebench.runtime import landlock
 
-SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev", "/proc",
+# Not /proc: another process's /proc/<pid>/environ (the step's own parent holds the run's
+# secrets) stays readable under Landlock; the child gets its own /proc/<pid> only.
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev",
                 "/sys/devices/system/cpu", "/opt")
 # Written by every process that prints nothing useful there; allowing it is harmless.
 SYSTEM_WRITES = ("/dev/null",)
@@ -103,6 +105,7 @@ def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> No
     if text:
         print(text, end="", file=sys.stderr)
     if not finished:
+        sweep(write)  # the killed child's scratch folders (a pair's steps run one at a time)
         raise StepTimedOut(timeout)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
@@ -137,8 +140,10 @@ def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
         os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             try:
-                if not sandbox_off():
-                    landlock.restrict(reads, writes)
+                # Without Landlock, only a user's explicit opt-out gets here: the workflow
+                # and the CLI refuse to start otherwise (require()).
+                if not sandbox_off() and landlock.abi() >= landlock.MIN_ABI:
+                    landlock.restrict([*reads, f"/proc/{os.getpid()}"], writes)
                 fn()
                 code = 0
             except SystemExit as exc:

@@ -11,6 +11,7 @@ then scores it as unreadable) and the whole account to agent.json.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -67,16 +68,94 @@ def precheck(ops: bytes, task, symbols: list[str]) -> list[str]:
         return a["errors"]
 
 
+def _tail(text: str | None, spec: dict) -> str | None:
+    """Redact the whole of what the agent printed, then cut it to its tail: cut first, and
+    a key split at the cut would survive in part."""
+    from wirebench.agents.command import STDERR_TAIL
+
+    if text is None:
+        return None
+    kept = redact(text, spec)[-STDERR_TAIL:]
+    return kept.encode(errors="surrogateescape").decode(errors="replace")
+
+
 def _sum(turns: list[dict], key: str):
     values = [a.get(key) for t in turns for a in t["attempts"]]
     values = [v for v in values if v is not None]
     return round(sum(values), 6) if values else None
 
 
+class Superseded(RuntimeError):
+    """A newer attempt at this pair started after this one: this one's answer is dropped."""
+
+
+def _owner_file(folder: Path) -> Path:
+    return folder / ".generate.owner"
+
+
+def _process_start(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def _pair_lock(folder: Path):
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".generate.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def claim(folder: Path) -> str:
+    """Make this attempt the pair's current one. An earlier attempt still running (its
+    Snakemake was killed with -9, and it lived on) is stopped, agent and all: it could
+    only bill, and its answer would be dropped anyway."""
+    import json
+    import os
+    import signal
+    import uuid
+
+    token = uuid.uuid4().hex
+    with _pair_lock(folder):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            old = json.loads(_owner_file(folder).read_text())
+            if old["pid"] != os.getpid() and _process_start(old["pid"]) == old["start"]:
+                os.kill(old["pid"], signal.SIGKILL)
+        write_bytes_atomic(_owner_file(folder), json.dumps(
+            {"token": token, "pid": os.getpid(), "start": _process_start(os.getpid())}).encode())
+    return token
+
+
+@contextlib.contextmanager
+def still_current(folder: Path, token: str):
+    """Hold the pair while this attempt writes its results, if it is still the current one."""
+    import json
+
+    with _pair_lock(folder):
+        try:
+            current = json.loads(_owner_file(folder).read_text()).get("token")
+        except (OSError, ValueError):
+            current = None
+        if current != token:
+            if current is None:  # the newer attempt has finished: leave no lock behind
+                (folder / ".generate.lock").unlink(missing_ok=True)
+            raise Superseded(f"{folder}: a newer attempt at this pair took over; this "
+                             "attempt's answer is dropped")
+        yield
+        # Done: the pair's folder holds its results and nothing of the bookkeeping.
+        _owner_file(folder).unlink(missing_ok=True)
+        (folder / ".generate.lock").unlink(missing_ok=True)
+
+
 def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
              out_agent: Path, prompt: Path | None = None, skills: Path | None = None,
              symbols: list[str] = ()) -> dict:
     task = load_task(task_dir)
+    token = claim(Path(out_ops).parent)
     max_turns = int(spec.get("max_turns", 1))
     started = time.monotonic()
     history: list[tuple[str, str]] = []
@@ -87,7 +166,7 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
         record = {"turn": turn, "status": final.status, "error": final.error,
                   "attempts": attempts,
                   "wall_s": round(sum(a["wall_s"] for a in attempts), 3),
-                  "stderr_tail": final.detail.get("stderr_tail")}
+                  "stderr_tail": _tail(final.detail.get("stderr_tail"), spec)}
         turns.append(record)
         if final.status != "ok" or turn == max_turns:
             break
@@ -98,7 +177,6 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
         history.append((final.reply or final.ops.decode(errors="replace"), "\n".join(problems)))
     ops = redact((final.ops or b"").decode(errors="surrogateescape"), spec).encode(
         errors="surrogateescape")
-    write_bytes_atomic(out_ops, ops)
     last = turns[-1]["attempts"][-1]
     doc = {
         "schema": SCHEMA, "model": model, "task": task.id, "sample": sample,
@@ -114,5 +192,7 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
         "turns": turns,
         "ops_sha256": sha256_bytes(ops), "versions": {"wirebench": __version__},
     }
-    write_bytes_atomic(out_agent, redact(dumps(doc), spec).encode())
+    with still_current(Path(out_ops).parent, token):
+        write_bytes_atomic(out_ops, ops)
+        write_bytes_atomic(out_agent, redact(dumps(doc), spec).encode())
     return doc

@@ -14,8 +14,13 @@ from wirebench.steps.validate import validate
 
 def evaluate_pair(ops: Path, task_dir: Path, symbols: list[str], pair_dir: Path,
                   pair: dict, agent: Path | None = None) -> dict:
-    """All four steps in one process, with the task loaded once for all of them."""
+    """All four steps in one process, with the task loaded once for all of them. Each
+    akcli step runs confined (steps/confined.py); where the kernel cannot confine it, this
+    refuses unless the user opted out (WIREBENCH_UNSAFE_NO_SANDBOX=1)."""
     from wirebench.corpus.tasks import load_task
+    from wirebench.runtime.confine import require
+
+    require()
 
     task = load_task(task_dir)
     pair_dir = Path(pair_dir)

@@ -1,0 +1,299 @@
+"""The review's escapes, each tried for real: an agent in bubblewrap, akcli steps under
+Landlock, a stale attempt after kill -9, a step past its time limit.
+
+Each test attacks the way an untrusted agent would, and checks what the kernel did, not
+what a field check said: several go around wirebench's own guard on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SYMBOLS, TASKS, write_ops
+
+from wirebench.agents.answer import TurnContext
+from wirebench.corpus.tasks import load_task
+from wirebench.runtime import confine, landlock, sandbox
+
+needs_landlock = pytest.mark.skipif(
+    landlock.abi() < landlock.MIN_ABI and not os.environ.get("CI"),
+    reason="this kernel has no Landlock")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None and not os.environ.get("CI"),
+                                 reason="no working bubblewrap (apt-get install bubblewrap)")
+ANSWER_KEY = TASKS / "13-edit-add-status-led" / "reference_ops.json"
+
+
+# --- akcli steps: Landlock ---------------------------------------------------------------
+
+def _attempts(folder: Path) -> dict:
+    """In the confined child: try what an op-list field could make akcli do."""
+    import socket
+
+    tried = {}
+    for name, action in {
+        "read_answer_key": lambda: ANSWER_KEY.read_bytes(),
+        "list_corpus": lambda: os.listdir(TASKS),
+        "read_project": lambda: (REPO / "README.md").read_bytes(),
+        "read_parent_environ": lambda: Path(f"/proc/{os.getppid()}/environ").read_bytes(),
+        "write_outside": lambda: (folder.parent / "escaped.txt").write_text("x"),
+        "write_inside": lambda: (folder / "inside.txt").write_text("x"),
+        "read_symbols": lambda: Path(SYMBOLS[0]).read_bytes()[:10],
+        "tcp_connect": lambda: socket.create_connection(("127.0.0.1", 9), timeout=1),
+    }.items():
+        try:
+            action()
+            tried[name] = "allowed"
+        except PermissionError:
+            tried[name] = "denied"
+        except OSError as exc:  # a refused TCP connect is no denial: the kernel let it out
+            tried[name] = f"error {exc.errno}"
+    (folder / "tried.json").write_text(json.dumps(tried))
+    return tried
+
+
+@needs_landlock
+def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    confine.run(lambda: _attempts(pair), write=pair, read=[SYMBOLS[0]], timeout=30)
+    tried = json.loads((pair / "tried.json").read_text())
+    assert tried == {
+        "read_answer_key": "denied", "list_corpus": "denied", "read_project": "denied",
+        "read_parent_environ": "denied", "write_outside": "denied", "write_inside": "allowed",
+        "read_symbols": "allowed", "tcp_connect": "denied"}
+    assert not (tmp_path / "escaped.txt").exists()
+    assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == [], \
+        "the child's private TMPDIR is gone"
+
+
+def _valid(folder: Path) -> Path:
+    """A validate.json that says yes: the op-list goes past the field guard to akcli."""
+    path = folder / "validate.json"
+    path.write_text(json.dumps({"schema": "wirebench.validate/1", "valid": True, "errors": []}))
+    return path
+
+
+@needs_landlock
+@pytest.mark.parametrize("field", ["run_id", "symbol_source"])
+def test_an_oplist_field_cannot_reach_past_the_pair_even_around_the_guard(tmp_path, field):
+    """Review findings 4 and 5: akcli writes a transaction's backups under `run_id`, and
+    reads a symbol from `symbol_source`, wherever they point. The guard names both fields
+    (first half); the kernel stops them even when the guard is bypassed (second half)."""
+    from wirebench.steps.apply import apply
+    from wirebench.steps.validate import validate
+
+    task = "19-hierarchical-frontend"
+    doc = json.loads((TASKS / task / "reference_ops.json").read_text())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if field == "run_id":
+        doc["run_id"] = str(outside / "pwned")  # akcli joins it to its backups folder
+    else:
+        place = next(op for op in doc["ops"] if op.get("op") == "place_component")
+        place["symbol_source"] = str(ANSWER_KEY)
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    ops = pair / "ops.json"
+    ops.write_text(json.dumps(doc))
+
+    verdict = validate(ops, pair / "validate.json")
+    assert not verdict["valid"]
+    assert any(f"$.{field}" in e or f".{field}" in e for e in verdict["errors"]), \
+        verdict["errors"]
+
+    result = apply(ops, _valid(pair), TASKS / task, SYMBOLS, pair / "board.kicad_sch",
+                   pair / "apply.json")
+    assert not result["applied"]
+    assert "Permission denied" in " ".join(result["errors"]), result["errors"]
+    assert list(outside.iterdir()) == []
+    assert "protocol_version" not in " ".join(result["errors"]), "no byte of the key leaks"
+
+
+@needs_landlock
+def test_a_step_past_its_time_limit_is_a_verdict_on_the_pair(tmp_path):
+    """Review finding 15: a valid op-list of 2,000 resistors took 103 s in apply, with no
+    limit. Past the limit the pair is invalid, named so, and scored."""
+    from wirebench.steps.apply import apply
+    from wirebench.steps.nets import nets
+    from wirebench.steps.score import score
+
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    ops = write_ops(pair / "ops.json", [
+        {"op": "place_component", "lib_id": "Device:R", "designator": f"R{i}",
+         "x_mil": 1000 + 400 * (i % 40), "y_mil": 1000 + 400 * (i // 40), "value": "1k"}
+        for i in range(1, 2001)])
+    started = time.monotonic()
+    result = apply(ops, _valid(pair), TASKS / "01-divider", SYMBOLS, pair / "board.kicad_sch",
+                   pair / "apply.json", pair / "board.svg", timeout=1.5)
+    assert time.monotonic() - started < 20
+    assert result["errors"] == ["apply exceeded 1.5 s"] and not result["applied"]
+    assert "exceeded 1.5 s" in (pair / "board.svg").read_text()
+    assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == [], "scratch swept"
+    nets(pair / "board.kicad_sch", pair / "nets.json")
+    scored = score(pair / "validate.json", pair / "apply.json", pair / "nets.json",
+                   TASKS / "01-divider", pair / "score.json",
+                   {"model": "m", "task": "01-divider", "sample": 1})
+    assert (scored["outcome"], scored["passed"]) == ("invalid", False)
+    assert "apply exceeded 1.5 s" in scored["errors"]
+
+
+# --- command agents: bubblewrap ------------------------------------------------------------
+
+def _agent(command: str, task: str = "13-edit-add-status-led", **entry):
+    from wirebench.agents.command import answer
+
+    ctx = TurnContext("m", load_task(TASKS / task), 1, 1, REPO / "README.md", REPO / "skills")
+    return answer({"command": command, "timeout": 20, **entry}, ctx)
+
+
+@needs_bwrap
+def test_a_command_agent_cannot_reach_the_answer_key(tmp_path):
+    """Review finding 1: `cp "$(dirname "$TASK_FILE")/reference_ops.json" "$OPS_OUT"`
+    scored 1.0. Now TASK_FILE is a copy, and the corpus is not in the sandbox at all."""
+    ans = _agent(f'cp "$(dirname "$TASK_FILE")/reference_ops.json" "$OPS_OUT" || '
+                 f'cp {ANSWER_KEY} "$OPS_OUT" || cp {REPO}/tasks/*/reference_ops.json "$OPS_OUT"')
+    assert ans.status == "infra_error" and ans.ops is None
+    assert "No such file" in ans.detail["stderr_tail"]
+    listing = _agent('ls -a "$(dirname "$TASK_FILE")" > "$OPS_OUT"; ls /tmp/inputs/skills >&2')
+    assert listing.ops.split() == [b".", b"..", b"base_ops.json", b"prompt.md", b"skills",
+                                   b"task.md"]
+
+
+@needs_bwrap
+def test_a_command_agent_sees_no_secret_but_its_own(tmp_path, monkeypatch):
+    """Review finding 7: /proc/$PPID/environ held Snakemake's whole environment, every
+    provider's key. The sandbox has its own pid namespace and an environment built from
+    nothing; the agent's own key is there only because its entry names it."""
+    monkeypatch.setenv("WB_MINE", "sk-mine-0123456789")
+    monkeypatch.setenv("WB_OTHER", "sk-other-9876543210")
+    ans = _agent('cat /proc/[0-9]*/environ | tr "\\0" "\\n" > "$OPS_OUT"; '
+                 f'cat /proc/{os.getpid()}/environ >> "$OPS_OUT" 2>/dev/null; '
+                 'ls /proc | grep -c "^[0-9]" >&2', env=["WB_MINE"])
+    assert b"sk-mine-0123456789" in ans.ops
+    assert b"sk-other" not in ans.ops
+    host = sum(name.isdigit() for name in os.listdir("/proc"))
+    assert int(ans.detail["stderr_tail"].split()[-1]) <= 8 < host, "only the sandbox's processes"
+
+
+@needs_bwrap
+def test_everything_an_agent_started_dies_with_it(tmp_path):
+    """Review finding 10: a process left running after a normal exit, or a `setsid` child,
+    outlived its step."""
+    marker = f"wb-orphan-{os.getpid()}"
+    ans = _agent(f'(exec -a {marker} sleep 60) & setsid sh -c "exec -a {marker} sleep 61" & '
+                 'echo "{}" > "$OPS_OUT"')
+    assert ans.status == "ok"
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    assert left == "", f"still running: {left}"
+
+
+@needs_bwrap
+def test_the_output_cap_is_a_total_over_the_agents_files(tmp_path):
+    """Review finding 11: 40 files of 1 MB were accepted under a 1 MB cap."""
+    ans = _agent('for i in $(seq 40); do head -c 100000 /dev/zero > f$i; done; '
+                 'echo "{}" > "$OPS_OUT"', max_output_bytes=1_000_000)
+    assert (ans.status, ans.ops) == ("no_answer", None)
+    assert "more than max_output_bytes (1000000)" in ans.error
+    small = _agent('head -c 1000 /dev/zero > f; echo "{}" > "$OPS_OUT"',
+                   max_output_bytes=1_000_000)
+    assert small.status == "ok"
+
+
+@needs_bwrap
+def test_an_agent_cannot_write_outside_its_sandbox(tmp_path):
+    target = tmp_path / "planted.txt"
+    ans = _agent(f'echo x > {target}; echo x > {REPO}/planted.txt; '
+                 f'echo x > /tmp/planted.txt; echo "{{}}" > "$OPS_OUT"')
+    assert ans.status == "ok"
+    assert not target.exists() and not (REPO / "planted.txt").exists()
+    assert not Path("/tmp/planted.txt").exists()
+
+
+# --- generate: a stale attempt after kill -9 -----------------------------------------------
+
+@needs_bwrap
+def test_a_stale_attempt_can_never_overwrite_the_current_answer(tmp_path):
+    """Review finding 9: after kill -9 of Snakemake the old generate step and its agent
+    lived on, and the old agent later overwrote the finished pair's ops.json. Now the
+    newer attempt stops the older one, and the older could not have written anyway."""
+    pair = tmp_path / "results" / "runs" / "m" / "01-divider" / "1"
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / "new.json").write_text(json.dumps({"ops": [], "who": "new"}))
+    (answers / "old.json").write_text(json.dumps({"ops": [], "who": "old"}))
+
+    def step(which: str, delay: float) -> subprocess.Popen:
+        entry = {"kind": "command", "retries": 0, "expose": [str(answers)],
+                 "command": f'sleep {delay}; cp {answers}/{which}.json "$OPS_OUT"'}
+        return subprocess.Popen(
+            [sys.executable, "-m", "wirebench.cli", "step", "generate", "--model", "m",
+             "--kind", "command", "--agent", json.dumps(entry), "--task",
+             str(TASKS / "01-divider"), "--sample", "1", "--ops", str(pair / "ops.json"),
+             "--agent-out", str(pair / "agent.json")],
+            env={**os.environ, "WIREBENCH_WORKER": "0"}, stderr=subprocess.PIPE, text=True)
+
+    old = step("old", 4)
+    deadline = time.monotonic() + 30
+    while not (pair / ".generate.owner").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    new = step("new", 0.1)
+    assert new.wait(timeout=60) == 0, new.stderr.read()
+    assert old.wait(timeout=10) != 0, "the older attempt was stopped"
+    assert json.loads((pair / "ops.json").read_text())["who"] == "new"
+    time.sleep(4.5)  # past the time the old agent would have answered
+    assert json.loads((pair / "ops.json").read_text())["who"] == "new"
+    assert sorted(p.name for p in pair.iterdir()) == ["agent.json", "ops.json"]
+
+
+def test_a_superseded_attempt_drops_its_answer(tmp_path):
+    from wirebench.steps.generate import Superseded, claim, still_current
+
+    first = claim(tmp_path)
+    second = claim(tmp_path)
+    with pytest.raises(Superseded), still_current(tmp_path, first):
+        pass
+    with still_current(tmp_path, second):
+        (tmp_path / "ops.json").write_text("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ops.json"]
+
+
+# --- secrets -------------------------------------------------------------------------------
+
+def test_redaction_finds_a_key_at_the_tail_cut_and_in_json_spelling(tmp_path, monkeypatch):
+    """Review finding 8: a key cut at the 4 KiB tail boundary, or changed by JSON
+    escaping, survived redaction."""
+    from wirebench.steps.generate import _tail
+
+    key = 'sk-"quoted"\\key-0123456789'
+    monkeypatch.setenv("WB_KEY", key)
+    monkeypatch.setenv("WB_OTHERS_KEY", "sk-others-5555555555")
+    monkeypatch.setenv("WIREBENCH_SECRET_NAMES", "WB_KEY,WB_OTHERS_KEY")
+    spec = {"env": []}  # neither key is this entry's own
+    text = "x" * 100 + key + "y" * 4090
+    tail = _tail(text, spec)
+    assert len(tail) == 4096
+    for n in range(6, len(key)):
+        assert key[-n:] not in tail
+    from wirebench.agents.secrets import redact
+
+    dumped = json.dumps({"err": f"{key} and sk-others-5555555555"})
+    assert "0123456789" not in redact(dumped, spec)
+    assert "5555555555" not in redact(dumped, spec)
+
+
+def test_no_sandbox_means_a_clear_refusal_unless_the_user_opts_out(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")  # a machine without bwrap
+    sandbox.bwrap.cache_clear()
+    try:
+        with pytest.raises(sandbox.Unavailable, match="unsafe_no_sandbox"):
+            sandbox.require()
+    finally:
+        sandbox.bwrap.cache_clear()
