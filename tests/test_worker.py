@@ -102,3 +102,52 @@ def test_servers_are_reused_and_one_that_crashed_is_never_used_again(tmp_path):
     assert crash["rc"] == 70 and "FileNotFoundError" in crash["stderr"]
     after = [validate(f"w{i}.json") for i in range(20)]
     assert crash["server"] not in after
+
+
+def test_the_socket_folder_must_be_the_users_own(tmp_path, monkeypatch):
+    """Review finding 13: /tmp/wirebench-<uid> was accepted whoever owned it. A folder that
+    is a symlink, open to others or someone else's means no worker: steps run alone."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    folder = tmp_path / f"wirebench-{os.getuid()}"
+    assert worker.socket_path().startswith(str(folder) + "/")
+    assert oct(folder.stat().st_mode & 0o777) == oct(0o700)
+
+    folder.chmod(0o777)
+    assert worker.socket_path() is None
+    folder.chmod(0o700)
+    if os.getuid() == 0:  # only root can hand a folder to another user
+        os.chown(folder, 4242, -1)
+        assert worker.socket_path() is None
+        os.chown(folder, 0, -1)
+    folder.rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    folder.symlink_to(elsewhere)
+    assert worker.socket_path() is None
+
+
+def test_a_lock_planted_as_a_symlink_truncates_nothing(tmp_path):
+    from wirebench.worker import serve
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    sock = tmp_path / "w.sock"
+    (tmp_path / "w.sock.lock").symlink_to(victim)
+    serve(str(sock))  # refuses the lock and returns at once
+    assert victim.read_text() == "precious" and not sock.exists()
+
+
+def test_a_server_refuses_to_run_an_agent_that_needs_the_environment(tmp_path):
+    """A client that asks anyway (a command agent dressed as an offline kind) gets a
+    refusal, and the command never runs."""
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    marker = tmp_path / "ran"
+    entry = {"kind": "command", "command": f"touch {marker}"}
+    reply = worker.call(["generate", "--model", "m", "--kind", "reference", "--agent",
+                         json.dumps(entry), "--task", str(TASKS / "01-divider"),
+                         "--sample", "1", "--ops", str(tmp_path / "ops.json"),
+                         "--agent-out", str(tmp_path / "agent.json")])
+    assert reply["rc"] == 2 and "offline agent kinds only" in reply["stderr"]
+    assert not marker.exists() and not (tmp_path / "ops.json").exists()

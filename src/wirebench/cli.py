@@ -16,23 +16,10 @@ import sys
 
 EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 70
 
-def _in_worker(argv: list[str]) -> bool:
-    """Steps that may run in the warm worker: all but agents that need the environment
-    (API keys) or may run for minutes. Those run in their own process."""
-    if "-h" in argv or "--help" in argv:
-        return False
-    if argv[:1] == ["generate"]:
-        from wirebench.agents import OFFLINE_KINDS
-
-        kind = argv[argv.index("--kind") + 1] if "--kind" in argv[:-1] else None
-        return kind in OFFLINE_KINDS
-    return True
-
-
 def _cmd_step(argv: list[str]) -> int:
-    if _in_worker(argv):
-        from wirebench.runtime.worker_client import call
+    from wirebench.runtime.worker_client import call, may_serve
 
+    if may_serve(argv):
         reply = call(argv)
         if reply is not None:
             sys.stdout.write(reply["stdout"])

@@ -39,7 +39,14 @@ def serve(path: str) -> None:
     import socket as sockets
 
     # One worker per socket name: the lock is held for the worker's whole life.
-    lock = open(path + ".lock", "w")  # noqa: SIM115 - held until exit
+    # O_NOFOLLOW: a lock planted as a symlink must never make us open (and truncate) its
+    # target.
+    try:
+        fd = os.open(path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+    except OSError:
+        return
+    lock = os.fdopen(fd, "w")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -120,9 +127,16 @@ def _serve_one(conn) -> bool:
     clean = True
     out, err = io.StringIO(), io.StringIO()
     try:
+        if _peer_uid(conn) != os.getuid():
+            return True  # another user's process: no answer at all
         request = recv(conn)
         if request is None:
             return True  # the client went away before it asked anything
+        refused = _refusal(request["argv"])
+        if refused:
+            send(conn, {"rc": 2, "stdout": "", "stderr": f"wirebench worker: {refused}\n",
+                        "server": os.getpid()})
+            return True
         os.chdir(request["cwd"])
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
@@ -140,6 +154,34 @@ def _serve_one(conn) -> bool:
         return clean
     except Exception:
         return False
+
+
+def _peer_uid(conn) -> int:
+    import socket as sockets
+
+    creds = conn.getsockopt(sockets.SOL_SOCKET, sockets.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def _refusal(argv: list) -> str | None:
+    """Why this server must not run the step, or None. Agents that are not offline need
+    the caller's environment and run in a sandbox of their own; they never run here, even
+    if a client asks (the --kind flag and the entry itself must both be offline)."""
+    import json
+
+    from wirebench.agents import OFFLINE_KINDS
+    from wirebench.runtime.worker_client import may_serve
+
+    if not may_serve(argv):
+        return f"the worker does not run `{' '.join(argv[:1])}` steps of this kind"
+    if argv[:1] == ["generate"]:
+        try:
+            entry = json.loads(argv[argv.index("--agent") + 1])
+        except (ValueError, IndexError):
+            return "generate without a readable --agent entry"
+        if not isinstance(entry, dict) or entry.get("kind") not in OFFLINE_KINDS:
+            return "the worker runs offline agent kinds only"
+    return None
 
 
 def _unlink(path: str) -> None:

@@ -14,8 +14,7 @@ from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.runtime.akcli_backend import ngspice_identity
-from wirebench.runtime.confine import require as require_landlock
-from wirebench.runtime.sandbox import require as require_bwrap
+from wirebench.runtime.sandbox import prepare_jobs
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
     job_shell_prefix,
@@ -106,28 +105,13 @@ SKILLS = _skills_variants()
 # their environment, never on disk). Names that are not set are left to the agent to
 # report as an infra_error, so one missing key does not stop the other models.
 SECRET_ENVVARS = sorted({n for e in MODELS.values() for n in secret_names(e) if n in os.environ})
-# Every job redacts the secrets of every model entry, not only its own (agents/secrets.py).
-os.environ["WIREBENCH_SECRET_NAMES"] = ",".join(
-    sorted({n for e in MODELS.values() for n in secret_names(e)}))
 STEP_TIMEOUT = config.get("step_timeout_s", 120)
-
-
-def _check_sandbox():
-    """Command agents run in bubblewrap and akcli steps under Landlock; without them the
-    run refuses to start, unless the user opted out in the config."""
-    if config.get("unsafe_no_sandbox"):
-        os.environ["WIREBENCH_UNSAFE_NO_SANDBOX"] = "1"
-        return
-    os.environ.pop("WIREBENCH_UNSAFE_NO_SANDBOX", None)
-    try:
-        require_landlock()
-        if any(e["kind"] == "command" for e in MODELS.values()):
-            require_bwrap()
-    except OSError as exc:
-        raise WorkflowError(str(exc)) from None
-
-
-_check_sandbox()
+# Every job redacts the secrets of every entry; command agents run in bubblewrap and akcli
+# steps under Landlock, or the run refuses to start (runtime/sandbox.py).
+try:
+    prepare_jobs(MODELS, bool(config.get("unsafe_no_sandbox")))
+except OSError as exc:
+    raise WorkflowError(str(exc)) from None
 CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS)
 CONFIG_SHA256 = config_hash({**config, "models": MODELS, "tasks": TASKS})
 # Every provider gets a resource; cap one with --resources provider_<name>=N.

@@ -104,6 +104,12 @@ class Task:
     def arrange_path(self) -> Path:
         return self.path / "postcheck_arrange.json"
 
+    @property
+    def draw_inputs(self) -> list[Path]:
+        """The task's own files a draw reads: the base design and the post-check's flags.
+        A confined apply step may read these and nothing else of the task's folder."""
+        return [p for p in (self.base_ops_path, self.arrange_path) if p and p.is_file()]
+
     def expected_nets(self) -> dict[str, frozenset[str]]:
         # A task that expects the agent to stop may have no circuit at all, and a design
         # task has none to compare with: its simulation judges it.

@@ -64,10 +64,13 @@ def python_reads() -> list[str]:
     return sorted(places)
 
 
+OPT_OUT_VAR = "WIREBENCH_UNSAFE_NO_SANDBOX"
+
+
 def sandbox_off() -> bool:
     """The user's explicit opt-out (config `unsafe_no_sandbox: true`, which the workflow
     passes down as this variable)."""
-    return os.environ.get("WIREBENCH_UNSAFE_NO_SANDBOX") == "1"
+    return os.environ.get(OPT_OUT_VAR) == "1"
 
 
 def require() -> None:

@@ -22,17 +22,26 @@ from _socket import AF_UNIX, SOCK_STREAM, socket
 # two processes of the same interpreter, over a socket in a 0700 folder.
 
 # The worker keeps only what akcli and Python need; API keys in the user's shell never
-# reach this long-lived process.
+# reach this long-lived process. The variables that change akcli's answers (KiCad's config
+# and library folders, akcli's own switches) are kept too, and are part of the socket's
+# name: a step never talks to a worker that would answer differently than it would alone.
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
-            "AKCLI_NGSPICE")
+            "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+KEPT_PREFIXES = ("AKCLI_", "KICAD")
+
+
+def kept_env() -> dict:
+    return {k: v for k, v in os.environ.items() if k in KEPT_ENV or k.startswith(KEPT_PREFIXES)}
 
 
 def _code_stamp() -> str:
     """Every wirebench module, and akcli's __init__ (an upgrade rewrites it)."""
     files = []
     package = os.path.dirname(os.path.dirname(__file__))  # all of wirebench, not runtime/
-    for folder, _, names in os.walk(package):
-        files.extend(os.path.join(folder, n) for n in names if n.endswith(".py"))
+    for folder, subfolders, names in os.walk(package):
+        # Code, schemas and data files alike: each can change a step's answer.
+        subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+        files.extend(os.path.join(folder, n) for n in names if not n.endswith(".pyc"))
     # The first akcli package on sys.path is the one an import finds; importlib.util
     # would cost this path 6 ms more (it imports contextlib).
     for entry in sys.path:
@@ -43,7 +52,8 @@ def _code_stamp() -> str:
     stamp = sys.prefix.encode()  # the environment: a venv has its own akcli
     # The simulator a worker loads: a step must not answer with another ngspice than the
     # one the run hashed into simulate's params.
-    stamp += os.environ.get("AKCLI_NGSPICE", "").encode()
+    stamp += repr(sorted((k, v) for k, v in kept_env().items()
+                         if k.startswith(KEPT_PREFIXES) or k.startswith("XDG_"))).encode()
     for path in sorted(files):
         st = os.stat(path)
         stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()
@@ -51,10 +61,36 @@ def _code_stamp() -> str:
     return f"{zlib.crc32(stamp):08x}{zlib.adler32(stamp):08x}"
 
 
-def socket_path() -> str:
+def socket_path() -> str | None:
+    """The worker's socket, in a folder that only this user can enter; None (no worker:
+    steps run in their own process) when that folder is someone else's, or a symlink, or
+    open to others: on a shared /tmp another user could plant it to swallow steps."""
+    import stat
+
     folder = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"wirebench-{os.getuid()}")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
     return os.path.join(folder, f"{_code_stamp()}.sock")
+
+
+def may_serve(argv: list[str]) -> bool:
+    """Steps the worker may run: all but agents that need the environment (API keys), or
+    may run for minutes. The server checks this again, on the agent entry itself."""
+    if "-h" in argv or "--help" in argv:
+        return False
+    if argv[:1] == ["generate"]:
+        from wirebench.agents import OFFLINE_KINDS
+
+        kind = argv[argv.index("--kind") + 1] if "--kind" in argv[:-1] else None
+        return kind in OFFLINE_KINDS
+    return True
 
 
 def send(sock: socket, payload: dict) -> None:
@@ -86,6 +122,8 @@ def call(argv: list[str]) -> dict | None:
     if os.environ.get("WIREBENCH_WORKER", "1") == "0":
         return None
     path = socket_path()
+    if path is None:
+        return None
     try:
         sock = socket(AF_UNIX, SOCK_STREAM)  # the C type: no context manager
         try:
@@ -102,7 +140,7 @@ def call(argv: list[str]) -> dict | None:
 def _spawn(path: str) -> None:
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
+    env = kept_env()
     subprocess.Popen(
         [sys.executable, "-m", "wirebench.worker", path],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -69,7 +69,7 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
         _blank_sheet(Path(out_sheet), reason, out_svg)
         write_json(out, {**_blank(ops, validation, symbols), "errors": [reason]})
 
-    reads = [ops, validation, *symbols, *([task.base_ops_path] if task.base_ops_path else [])]
+    reads = [ops, validation, *symbols, *task.draw_inputs]
     return confined.run(
         "apply", lambda: _apply(ops, validation, task, symbols, out_sheet, out, out_svg),
         out=out, reads=reads, timeout=timeout, give_up=give_up)
