@@ -9,6 +9,12 @@ and prints both wall times and their ratio. Target: <= 1.5x at 200 pairs on 2 co
     python benchmarks/workflow_overhead.py [--models 10] [--tasks 20] [--cores 2]
     python benchmarks/workflow_overhead.py --repeats 3   # alternate both, report medians
     python benchmarks/workflow_overhead.py --no-worker   # every step its own process
+    python benchmarks/workflow_overhead.py --sandbox-cost --command-models 2 --repeats 3
+
+--sandbox-cost times the workflow twice per repeat instead, with the sandbox (bubblewrap
+around command agents, Landlock around akcli steps) and with `unsafe_no_sandbox: true`,
+and prints their ratio. Target: <= 1.10x at 200 pairs. --command-models adds entries of
+the `command` kind (the heuristic baseline), so that bubblewrap's start is in the figure.
 
 A shared 2-core VM is noisy (one loop took 51 s, the next 65 s), so --repeats runs the
 two alternately in fresh folders and prints each ratio and their median.
@@ -31,7 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
-def build_project(root: Path, models: int, tasks: int) -> list[str]:
+def build_project(root: Path, models: int, tasks: int, command_models: int = 0,
+                  unsafe: bool = False) -> list[str]:
     """A working directory for the repo's Snakefile: a config and a cloned corpus."""
     shipped = sorted(d for d in (REPO / "tasks").iterdir() if (d / "task.md").is_file())
     task_ids = []
@@ -42,9 +49,12 @@ def build_project(root: Path, models: int, tasks: int) -> list[str]:
         task_ids.append(tid)
     symbols = "\n".join(f"  - {p}" for p in sorted((REPO / "symbols").glob("*.kicad_sym")))
     model_lines = "\n".join(f"  m{i:02d}:\n    kind: reference" for i in range(models))
-    (root / "config").mkdir()
+    model_lines += "".join(f"\n  c{i:02d}:\n    kind: command\n    command: wirebench-baseline"
+                           for i in range(command_models))
+    (root / "config").mkdir(exist_ok=True)
     (root / "config" / "config.yaml").write_text(
-        f"tasks_dir: tasks\nsamples: 1\nsymbols:\n{symbols}\nmodels:\n{model_lines}\n")
+        f"tasks_dir: tasks\nsamples: 1\nunsafe_no_sandbox: {str(unsafe).lower()}\n"
+        f"symbols:\n{symbols}\nmodels:\n{model_lines}\n")
     return task_ids
 
 
@@ -87,7 +97,13 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-worker", action="store_true", help="set WIREBENCH_WORKER=0")
+    ap.add_argument("--sandbox-cost", action="store_true",
+                    help="time the workflow with and without the sandbox")
+    ap.add_argument("--command-models", type=int, default=0,
+                    help="also this many command-kind entries (the baseline)")
     args = ap.parse_args()
+    if args.sandbox_cost:
+        return sandbox_cost(args)
     env = dict(os.environ)
     if args.no_worker:
         env["WIREBENCH_WORKER"] = "0"
@@ -109,6 +125,25 @@ def main() -> None:
     print(f"in-process loop: {loop:7.1f} s  ({loop / pairs * 1000:.0f} ms/pair, median)")
     print(f"snakemake:       {flow:7.1f} s  ({flow / pairs * 1000:.0f} ms/pair, median)")
     print(f"ratio:           {ratio:7.2f}x  (median of {args.repeats}; target <= 1.5x)")
+
+
+def sandbox_cost(args) -> None:
+    pairs = (args.models + args.command_models) * args.tasks
+    print(f"pairs: {pairs} ({args.models} reference + {args.command_models} command models x "
+          f"{args.tasks} tasks), --cores {args.cores}: sandbox on against unsafe_no_sandbox")
+    on, off = [], []
+    for i in range(args.repeats):
+        for unsafe, times in ((False, on), (True, off)):
+            with tempfile.TemporaryDirectory(prefix="wirebench-bench-") as td:
+                root = Path(td)
+                build_project(root, args.models, args.tasks, args.command_models, unsafe)
+                times.append(run_workflow(root, args.cores, dict(os.environ)))
+        print(f"run {i + 1}: sandboxed {on[-1]:6.1f} s, unsandboxed {off[-1]:6.1f} s, "
+              f"ratio {on[-1] / off[-1]:.3f}x")
+    ratio = statistics.median(a / b for a, b in zip(on, off, strict=True))
+    print(f"sandboxed:   {statistics.median(on):7.1f} s (median)")
+    print(f"unsandboxed: {statistics.median(off):7.1f} s (median)")
+    print(f"ratio:       {ratio:7.3f}x  (median of {args.repeats}; target <= 1.10x)")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ class FakeOpenAI:
                 if status == "hang":
                     time.sleep(payload)
                     return
-                data = json.dumps(payload).encode()
+                # bytes go out as they are: a server that sends what is not JSON at all
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
                 for k, v in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(k, v)

@@ -16,6 +16,8 @@ TASK = "01-divider"
 REFERENCE = (TASKS / TASK / "reference_ops.json").read_text()
 WRONG = json.dumps({**json.loads(REFERENCE), "protocol_version": 1})
 CANARY = "sk-canary-7f3a9c1e5b2d4680"
+# A second entry's key, with characters JSON escapes: redaction must find it in any spelling.
+SNOOP_CANARY = 'sk-snoop-"q"\\x-4242424242'
 
 
 def scripts():
@@ -88,12 +90,20 @@ def agent_run(tmp_path_factory):
                 f"if [ -n \"$FEEDBACK_FILE\" ]; then grep -q protocol \"$FEEDBACK_FILE\" && "
                 f"{writer}; else echo '{WRONG}' > \"$OPS_OUT\"; fi", max_turns=2,
                 expose=[str(answers)]),
+            # Echoes its own key where a 4 KiB tail cut would split it, hunts for the other
+            # entries' keys in every /proc/*/environ, and puts its key in its answer.
+            "cmd-snoop": command_entry(
+                "printf '%s' \"$WB_SNOOP_KEY\" >&2; head -c 4090 /dev/zero | tr '\\0' x >&2; "
+                "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a sk- >&2; "
+                "printf '{\"ops\": [], \"note\": \"%s\"}' \"$WB_SNOOP_KEY\" > \"$OPS_OUT\"",
+                env=["WB_SNOOP_KEY"]),
             "cmd-leaky": command_entry(
                 f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"],
                 expose=[str(answers)]),
         }
         project = Project(root / "wb").configure(models, tasks=[TASK])
-        proc = project.snakemake(env={"WB_TEST_KEY": CANARY, "WB_HIDDEN": "must-not-leak"})
+        proc = project.snakemake(env={"WB_TEST_KEY": CANARY, "WB_SNOOP_KEY": SNOOP_CANARY,
+                                      "WB_HIDDEN": "must-not-leak"})
         yield project, server, proc
 
 
@@ -214,13 +224,34 @@ def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     assert "| 01-divider |" in report and "infra error" in report
 
 
-def test_no_secret_reaches_results_metadata_or_logs(agent_run):
+def test_no_secret_reaches_results_metadata_logs_or_the_archive(agent_run):
+    """Review findings 7 and 8: two entries' canary keys, one of them hunted for in
+    /proc and echoed at the tail's cut, never land in results/, .snakemake/ or the
+    archive, in any spelling."""
+    import tarfile
+
     project, _, proc = agent_run
     assert agent(project, "cmd-leaky")["stderr_tail"] == "key=<$WB_TEST_KEY>\n"
-    hits = subprocess.run(["grep", "-rl", CANARY, str(project.root)], capture_output=True,
-                          text=True)
-    assert hits.stdout == "", f"the key leaked into: {hits.stdout}"
-    assert CANARY not in proc.stdout + proc.stderr
+    snoop = agent(project, "cmd-snoop")
+    # Redaction would hide it anyway: its placeholder shows whether the key was reachable.
+    assert "<$WB_TEST_KEY>" not in snoop["stderr_tail"], "another entry's key was reachable"
+    assert snoop["stderr_tail"].endswith("x" * 4090)
+    assert (project.pair("cmd-snoop", TASK) / "ops.json").read_text() == \
+        '{"ops": [], "note": "<$WB_SNOOP_KEY>"}'
+    project.snakemake("archive")
+    archives = list((project.root / "archive").glob("*.tar.gz"))
+    assert archives
+    fragments = [CANARY, SNOOP_CANARY, json.dumps(SNOOP_CANARY)[1:-1], "4242424242"]
+    for fragment in fragments:
+        hits = subprocess.run(["grep", "-rlF", fragment, str(project.root)],
+                              capture_output=True, text=True)
+        assert hits.stdout == "", f"{fragment!r} leaked into: {hits.stdout}"
+        assert fragment not in proc.stdout + proc.stderr
+        for path in archives:
+            with tarfile.open(path) as tar:
+                for member in tar.getmembers():
+                    data = tar.extractfile(member).read() if member.isfile() else b""
+                    assert fragment.encode() not in data, f"{member.name} in {path.name}"
 
 
 def test_the_environment_is_scrubbed(tmp_path, monkeypatch):

@@ -10,11 +10,11 @@ from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from wirebench.agents import OFFLINE_KINDS
 from wirebench.agents.ops_dir import answer_path
+from wirebench.agents.setup import prepare_jobs
 from wirebench.config import ConfigError, check, select_models, select_tasks
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.runtime.akcli_backend import ngspice_identity
-from wirebench.runtime.sandbox import prepare_jobs
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
     job_shell_prefix,
@@ -106,6 +106,8 @@ SKILLS = _skills_variants()
 # report as an infra_error, so one missing key does not stop the other models.
 SECRET_ENVVARS = sorted({n for e in MODELS.values() for n in secret_names(e) if n in os.environ})
 STEP_TIMEOUT = config.get("step_timeout_s", 120)
+OPLIST_LIMITS = " ".join(f"--{flag} {int(config[key])}" for flag, key in (
+    ("max-bytes", "max_oplist_bytes"), ("max-ops", "max_ops")) if key in config)
 # Every job redacts the secrets of every entry; command agents run in bubblewrap and akcli
 # steps under Landlock, or the run refuses to start (runtime/sandbox.py).
 try:

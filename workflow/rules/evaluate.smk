@@ -14,6 +14,7 @@ rule validate:
     params:
         fingerprint=step_fingerprint("validate"),
         timeout=STEP_TIMEOUT,
+        limits=OPLIST_LIMITS,
     resources:
         akcli=1,
     group:
@@ -24,7 +25,7 @@ rule validate:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench step validate --ops {input.ops} --out {output} --timeout {params.timeout}"
-        " 2> {log}"
+        " {params.limits} 2> {log}"
 
 
 rule apply:

@@ -6,6 +6,10 @@ import json
 import re
 
 FENCE = re.compile(r"```(?:json|JSON)?\s*\n(.*?)```", re.DOTALL)
+# A reply is the model's text, whatever it holds: however deep or long, reading it must
+# end in an answer or in none, never in an error of ours. The scan for a JSON object in
+# prose tries this many opening braces at most.
+MAX_STARTS = 200
 
 
 def _is_oplist(doc) -> bool:
@@ -24,13 +28,14 @@ def extract_oplist(text: str) -> str | None:
         try:
             if _is_oplist(json.loads(cand)):
                 return cand
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
     decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
+    starts = (i for i, ch in enumerate(text) if ch == "{")
+    for _, start in zip(range(MAX_STARTS), starts, strict=False):
         try:
             doc, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             continue
         if _is_oplist(doc):
             return text[start:end]

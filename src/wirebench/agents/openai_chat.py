@@ -83,13 +83,25 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
                       detail={"http_status": None})
     except openai.APIConnectionError as exc:
         return Answer(None, "infra_error", f"connection error: {exc}", detail={"http_status": None})
+    except ValueError as exc:  # a body that is not JSON: the server's fault
+        return Answer(None, "infra_error", f"the server's reply is not a chat completion: "
+                      f"{type(exc).__name__}: {str(exc)[:200]}", detail={"http_status": None})
     except openai.APIStatusError as exc:
         status = exc.status_code
         retryable = status >= 500 or status in RETRY_STATUSES
         return Answer(None, "infra_error", f"HTTP {status}: {str(exc)[:300]}",
                       retry_after=_retry_after(exc), retryable=retryable,
                       detail={"http_status": status})
-    usage, notes = resp.usage, []
+    try:  # a 200 whose body is no chat completion is the server's fault, not the model's
+        choices, usage, notes = resp.choices, resp.usage, []
+        if not isinstance(choices, list):
+            raise TypeError(f"choices is {type(choices).__name__}, not a list")
+        message = choices[0].message if choices else None
+        if choices and message is None:
+            raise AttributeError("choices[0] has no message")
+    except (AttributeError, TypeError, IndexError, KeyError) as exc:
+        return Answer(None, "infra_error", f"the server's reply is not a chat completion: {exc}",
+                      detail={"http_status": 200})
     prompt_tokens = _count(usage, "prompt_tokens", notes)
     completion_tokens = _count(usage, "completion_tokens", notes)
     detail = {"http_status": 200, "prompt_tokens": prompt_tokens,
@@ -97,7 +109,10 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
               "cost_usd": cost(spec, prompt_tokens, completion_tokens)}
     if notes:
         detail["server_notes"] = notes
-    text = (resp.choices[0].message.content or "") if resp.choices else ""
+    text = getattr(message, "content", None) or ""
+    if not isinstance(text, str):
+        return Answer(None, "no_answer", f"the model's reply is not text but "
+                      f"{type(text).__name__}", detail=detail, reply=str(text))
     if not text.strip():
         return Answer(None, "no_answer", "the model replied with no text", detail=detail,
                       reply=text)

@@ -79,9 +79,20 @@ def _add_index_row(index: Path, row: dict) -> None:
     write_bytes_atomic(index, buf.getvalue().encode())
 
 
+class BadArchive(ValueError):
+    """Not an archived run: a usage error that names the file, never a traceback."""
+
+
 def unpack(archive: Path, into: Path) -> Path:
-    """Extract an archived run; returns its results folder."""
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    (root,) = [p for p in Path(into).iterdir() if p.is_dir()]
-    return root
+    """Extract an archived run; returns its results folder. The `data` filter refuses
+    members that would land outside `into` (absolute paths, `..`, links out)."""
+    try:
+        with tarfile.open(archive) as tar:
+            tar.extractall(into, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise BadArchive(f"{archive}: not an archived run ({exc})") from None
+    roots = [p for p in Path(into).iterdir() if p.is_dir()]
+    if len(roots) != 1:
+        raise BadArchive(f"{archive}: not an archived run (it should hold one run folder, "
+                         f"it holds {len(roots)})")
+    return roots[0]

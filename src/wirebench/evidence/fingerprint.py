@@ -44,6 +44,9 @@ STEP_CODE = {
 # call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so
 # reruns the agents) when you want agents to read the new akcli's docs.
 AKCLI_STEPS = {"validate", "apply", "nets", "simulate"}
+# How every akcli step runs: confined, within a time limit (a verdict can depend on both).
+for _step in AKCLI_STEPS:
+    STEP_CODE[_step] += ["steps/confined.py", "runtime/confine.py", "runtime/landlock.py"]
 
 
 @cache

@@ -89,21 +89,3 @@ def _hidden(extra: list) -> list[str]:
             kept.append(place)
     return kept
 
-
-def prepare_jobs(models: dict, unsafe_no_sandbox: bool) -> None:
-    """What the workflow sets up before any job runs (jobs inherit its environment, on a
-    cluster too): every entry's secret names, for redaction in every job, and the sandbox
-    policy. Without a working sandbox this raises, naming what is missing, unless the user
-    opted out with `unsafe_no_sandbox: true`."""
-    from wirebench.agents.secrets import ALL_NAMES_VAR, secret_names
-    from wirebench.runtime import confine
-
-    os.environ[ALL_NAMES_VAR] = ",".join(sorted({n for e in models.values()
-                                                 for n in secret_names(e)}))
-    if unsafe_no_sandbox:
-        os.environ[confine.OPT_OUT_VAR] = "1"
-        return
-    os.environ.pop(confine.OPT_OUT_VAR, None)
-    confine.require()
-    if any(e.get("kind") == "command" for e in models.values()):
-        require()

@@ -120,7 +120,7 @@ def _apply(ops: Path, validation: Path, task, symbols: list[str], out_sheet: Pat
         if not verdict["valid"]:
             result["errors"].append("not drawn: the op-list did not validate")
         else:
-            doc, _ = load_oplist(ops)
+            doc, _ = load_oplist(ops, max_bytes=None, max_ops=None)  # validated
             cand = work / "candidate.json"
             write_candidate(doc, cand)
             res = akcli_backend.draw(sheet, cand, symbols)

@@ -50,6 +50,8 @@ def _build_step_parser():
     v.add_argument("--ops", required=True, type=Path)
     v.add_argument("--out", required=True, type=Path)
     v.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
+    v.add_argument("--max-bytes", type=int, help="config max_oplist_bytes")
+    v.add_argument("--max-ops", type=int, help="config max_ops")
 
     a = sub.add_parser("apply", help="akcli new + draw --apply --strict-nets + post-checks")
     a.add_argument("--ops", required=True, type=Path)
@@ -109,7 +111,9 @@ def run_step(argv: list[str]) -> int:
     elif args.step == "validate":
         from wirebench.steps.validate import validate
 
-        validate(args.ops, args.out, timeout=args.timeout)
+        limits = {k: v for k, v in (("max_bytes", args.max_bytes), ("max_ops", args.max_ops))
+                  if v is not None}
+        validate(args.ops, args.out, timeout=args.timeout, **limits)
     elif args.step == "apply":
         from wirebench.steps.apply import apply
 

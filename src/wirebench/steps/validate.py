@@ -7,12 +7,13 @@ from pathlib import Path
 
 from wirebench.evidence.files import scratch_dir, write_json
 from wirebench.steps.common import input_hashes, versions, write_candidate
-from wirebench.verify.oplist import load_oplist, read_refusal
+from wirebench.verify.oplist import MAX_BYTES, MAX_OPS, load_oplist, read_refusal
 
 SCHEMA = "wirebench.validate/1"
 
 
-def validate(ops: Path, out: Path, timeout: float | None = None) -> dict:
+def validate(ops: Path, out: Path, timeout: float | None = None,
+             max_bytes: int = MAX_BYTES, max_ops: int = MAX_OPS) -> dict:
     """`akcli ops validate`, plus wirebench's own guard on path-like fields, confined to
     the pair's folder (steps/confined.py)."""
     from wirebench.steps import confined
@@ -20,7 +21,8 @@ def validate(ops: Path, out: Path, timeout: float | None = None) -> dict:
     def give_up(reason: str) -> None:
         write_json(out, {**_blank(ops), "errors": [reason]})
 
-    return confined.run("validate", lambda: _validate(ops, out), out=out, reads=[ops],
+    return confined.run("validate", lambda: _validate(ops, out, max_bytes, max_ops),
+                        out=out, reads=[ops],
                         timeout=timeout, give_up=give_up)
 
 
@@ -30,11 +32,11 @@ def _blank(ops: Path) -> dict:
             "refusal": None}
 
 
-def _validate(ops: Path, out: Path) -> None:
+def _validate(ops: Path, out: Path, max_bytes: int, max_ops: int) -> None:
     from wirebench.runtime import akcli_backend
     from wirebench.verify.oplist_guard import path_problems
 
-    doc, unreadable = load_oplist(ops)
+    doc, unreadable = load_oplist(ops, max_bytes, max_ops)
     result = _blank(ops)
     if unreadable:
         result["errors"].append(unreadable)

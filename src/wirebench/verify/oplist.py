@@ -8,6 +8,10 @@ from pathlib import Path
 # Deeper than any op-list akcli takes (an op's fields nest four or five levels), and far
 # short of the recursion that would turn a model's text into a crash of the step.
 MAX_DEPTH = 32
+# An op-list past these is no answer anyone can draw in a pair's time: refused at once,
+# with the limit named, before akcli spends minutes on it (2,000 resistors took 103 s).
+MAX_BYTES = 4 << 20
+MAX_OPS = 5000
 
 
 def _depth(doc) -> int:
@@ -22,9 +26,14 @@ def _depth(doc) -> int:
     return deepest
 
 
-def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
-    """(op-list, None) or (None, why it is unreadable)."""
-    raw = Path(ops).read_bytes()
+def load_oplist(ops: Path, max_bytes: int | None = MAX_BYTES,
+                max_ops: int | None = MAX_OPS) -> tuple[dict | None, str | None]:
+    """(op-list, None) or (None, why it is unreadable or over a limit). None for a limit:
+    the validate step has enforced it already."""
+    with open(ops, "rb") as fh:
+        raw = fh.read(-1 if max_bytes is None else max_bytes + 1)
+    if max_bytes is not None and len(raw) > max_bytes:
+        return None, f"OPLIST_TOO_LARGE: the op-list is over {max_bytes} bytes (max_oplist_bytes)"
     if not raw.strip():
         return None, "unreadable op-list: the agent wrote no answer"
     try:
@@ -37,6 +46,9 @@ def load_oplist(ops: Path) -> tuple[dict | None, str | None]:
         return None, f"unreadable op-list: top level is {type(doc).__name__}, not an object"
     if _depth(doc) > MAX_DEPTH:
         return None, f"unreadable op-list: nested too deeply (at most {MAX_DEPTH} levels)"
+    if max_ops is not None and isinstance(doc.get("ops"), list) and len(doc["ops"]) > max_ops:
+        return None, (f"OPLIST_TOO_LARGE: {len(doc['ops'])} ops, over the limit of {max_ops} "
+                      "(max_ops)")
     return doc, None
 
 

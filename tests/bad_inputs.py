@@ -1,0 +1,114 @@
+"""The bad-input suite's cases: answers, agents and server replies that are wrong in every
+way we could think of. Each must end as a verdict on its own pair (the outcome listed),
+with the reason named, no traceback, no file outside the pair, and the run going on."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import TASKS
+from fake_openai import completion, error
+
+TASK = "01-divider"
+REFERENCE = json.loads((TASKS / TASK / "reference_ops.json").read_text())
+ENVELOPE = {"protocol_version": 2, "target_format": "kicad"}
+
+
+def _with(*ops, **envelope) -> bytes:
+    return json.dumps({**ENVELOPE, **envelope, "ops": list(ops)}).encode()
+
+
+def _ref(**changes) -> bytes:
+    """The reference answer with its first place_component changed."""
+    doc = json.loads(json.dumps(REFERENCE))
+    place = next(op for op in doc["ops"] if op.get("op") == "place_component")
+    place.update(changes)
+    return json.dumps(doc).encode()
+
+
+R1 = {"op": "place_component", "lib_id": "Device:R", "designator": "R1", "x_mil": 1000,
+      "y_mil": 1000, "value": "1k"}
+
+# Limits the suite's config sets low, so that a case over them stays small.
+MAX_OPLIST_BYTES = 200_000
+MAX_OPS = 300
+
+# name -> (answer bytes, expected outcome, a phrase the pair's errors must hold)
+OPLISTS = {
+    "empty": (b"", "invalid", "wrote no answer"),
+    "whitespace": (b"  \n\t ", "invalid", "wrote no answer"),
+    "prose": (b"I cannot do that, Dave.", "invalid", "unreadable op-list"),
+    "array": (b"[1, 2, 3]", "invalid", "top level is list"),
+    "string": (b'"ops"', "invalid", "top level is str"),
+    "deep": (b'{"ops": ' + b"[" * 100_000, "invalid", "nested too deeply"),
+    "deep-closed": (b'{"ops": ' + b"[" * 40 + b"]" * 40 + b"}", "invalid", "nested too deeply"),
+    "not-utf8": (b'{"ops": ["\xff\xfe"]}', "invalid", "unreadable op-list"),
+    "too-large": (_with(R1, padding="x" * MAX_OPLIST_BYTES), "invalid", "OPLIST_TOO_LARGE"),
+    "too-many-ops": (_with(*[{**R1, "designator": f"R{i}", "x_mil": 1000 + 300 * i}
+                             for i in range(1, MAX_OPS + 2)]), "invalid", "OPLIST_TOO_LARGE"),
+    "protocol-1": (_with(R1, protocol_version=1), "invalid", "protocol"),
+    "altium": (_with(target_format="altium"), "invalid", "altium"),
+    "no-ops-key": (json.dumps(ENVELOPE).encode(), "invalid", "ops"),
+    "ops-object": (json.dumps({**ENVELOPE, "ops": {}}).encode(), "invalid", "ops"),
+    "unknown-op": (_with({"op": "summon_board"}), "invalid", "summon_board"),
+    "op-not-object": (_with("place_component", 7), "invalid", "[0]"),
+    "unknown-lib": (_ref(lib_id="Device:Flux_Capacitor"), "invalid", "Flux_Capacitor"),
+    "nan-coordinate": (_ref(x_mil=float("nan")), "invalid", "NaN"),
+    "huge-coordinate": (_ref(x_mil=1e308), "invalid", "infinity"),
+    "designator-number": (_ref(designator=5), "invalid", "designator"),
+    # akcli draws it (the value is text to KiCad): no crash anywhere is the point.
+    "nul-in-value": (_ref(value="1k\u0000"), "success", ""),
+    "absolute-sheet": (_with({"op": "add_sheet", "name": "x", "file": "/etc/x.kicad_sch",
+                              "create": True, "at": [1000, 1000], "size": [1000, 1000]}),
+                       "invalid", "PATH_OUTSIDE_PAIR"),
+    "climbing-symbols": (_ref(symbol_source="../../../../tasks/01-divider/reference_ops.json"),
+                         "invalid", "PATH_OUTSIDE_PAIR"),
+    "run-id-escape": (json.dumps({**REFERENCE, "run_id": "/tmp/wirebench-pwned"}).encode(),
+                      "invalid", "run_id"),
+    "refusal-malformed": (json.dumps({"refusal": "no"}).encode(), "invalid",
+                          "REFUSAL_MALFORMED"),
+    "refusal-unexpected": (json.dumps({"refusal": {"kind": "stop-condition",
+                                                   "reason": "I'd rather not"}}).encode(),
+                           "stop-condition", "expected success"),
+}
+
+# name -> (shell command, expected outcome, a phrase the pair's errors must hold)
+COMMANDS = {
+    "binary-garbage": ("head -c 3000 /dev/urandom > \"$OPS_OUT\"", "invalid", ""),
+    "deep-answer": ("printf '{\"ops\": ' > \"$OPS_OUT\"; head -c 200000 /dev/zero | "
+                    "tr '\\0' '[' >> \"$OPS_OUT\"", "invalid", ""),
+    "silent": ("true", "invalid", "wrote nothing to OPS_OUT"),
+    "stdout-flood": ("head -c 5000000 /dev/zero", "invalid", "max_output_bytes"),
+    "file-flood": ("for i in $(seq 30); do head -c 100000 /dev/zero > f$i; done; "
+                   "echo '{}' > \"$OPS_OUT\"", "invalid", "max_output_bytes"),
+    "symlink-answer": ("ln -s /etc/passwd \"$OPS_OUT\"", "invalid", "unreadable"),
+    "killed": ("kill -9 $$", "infra_error", "agent crashed"),
+    "orphans": ("sleep 300 & setsid sleep 301 & echo '{\"ops\": []}' > \"$OPS_OUT\"",
+                "invalid", ""),
+}
+
+
+def _body(**fields):
+    return (200, {}, {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                      **fields})
+
+
+# name -> (the server's reply, expected outcome, a phrase the pair's errors must hold).
+# What the model wrote, however malformed, is the model's failure; a reply that is not a
+# chat completion at all is the server's (infra_error, out of the pass rates).
+SERVER_REPLIES = {
+    "content-null": (completion(None), "invalid", "no text"),
+    "content-list": (completion([{"type": "text", "text": "hi"}]), "invalid", "not text"),
+    "only-braces": (completion("{" * 150_000), "invalid", "unreadable op-list"),
+    "deep-json": (completion('{"ops": ' + "[" * 50_000 + "]" * 50_000 + "}"), "invalid",
+                  "nested too deeply"),
+    "negative-usage": (completion(json.dumps(REFERENCE), prompt_tokens=-5), "success", ""),
+    "no-choices": (_body(choices=[]), "invalid", "no text"),
+    "not-json": ((200, {"Content-Type": "application/json"}, b"<html>oops</html>"),
+                 "infra_error", "not a chat completion"),
+    "html-502": ((502, {"Content-Type": "text/html"}, b"<html>Bad gateway</html>"),
+                 "infra_error", "HTTP 502"),
+    "no-message": (_body(choices=[{"index": 0, "finish_reason": "stop"}]), "infra_error",
+                   "not a chat completion"),
+    "error-200": ((200, {}, error(500, "boom")[2]), "infra_error", "not a chat completion"),
+}

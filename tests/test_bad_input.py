@@ -1,0 +1,187 @@
+"""The bad-input suite (tests/bad_inputs.py holds the cases): one real Snakemake run with
+a column for each malformed answer, misbehaving agent and broken server reply, then the
+malformed tasks, configs and archives a user can hand the CLI.
+
+Every pair case must end as a verdict on that pair, with its reason named; the run must
+finish; nothing may be written outside `results/` and `.snakemake/`; no log may hold a
+traceback. Every other case must be refused with a message that names the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bad_inputs import COMMANDS, MAX_OPLIST_BYTES, MAX_OPS, OPLISTS, SERVER_REPLIES, TASK
+from conftest import REPO, TASKS, Project
+from fake_openai import FakeOpenAI
+
+FILE_CASES = {  # ops_dir answers that are not answer files
+    "symlink-out": ("invalid", "leads out of"),
+    "a-directory": ("invalid", "no answer file"),
+}
+
+
+def _tree(root: Path) -> dict:
+    """Every file outside results/ and .snakemake/, with its size and mtime."""
+    seen = {}
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in ("results", ".snakemake") or not path.is_file():
+            continue
+        st = path.lstat()
+        seen[str(rel)] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def _always(reply):
+    return lambda n, body: reply
+
+
+@pytest.fixture(scope="module")
+def bad_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad")
+    models = {}
+    for name, (data, _, _) in OPLISTS.items():
+        folder = root / "answers" / name
+        folder.mkdir(parents=True)
+        (folder / f"{TASK}.json").write_bytes(data)
+        models[f"ops-{name}"] = {"kind": "ops_dir", "dir": str(folder)}
+    for name in FILE_CASES:
+        folder = root / "answers" / name
+        folder.mkdir(parents=True)
+        models[f"ops-{name}"] = {"kind": "ops_dir", "dir": str(folder)}
+    (root / "answers" / "symlink-out" / f"{TASK}.json").symlink_to(
+        TASKS / TASK / "reference_ops.json")
+    (root / "answers" / "a-directory" / f"{TASK}.json").mkdir()
+    for name, (command, _, _) in COMMANDS.items():
+        models[f"cmd-{name}"] = {"kind": "command", "command": command, "retries": 0,
+                                 "timeout": 30, "max_output_bytes": 1_000_000}
+    scripts = {name: _always(reply) for name, (reply, _, _) in SERVER_REPLIES.items()}
+    with FakeOpenAI(scripts) as server:
+        for name in SERVER_REPLIES:
+            models[f"oa-{name}"] = {"kind": "openai", "base_url": server.base_url,
+                                    "model": name, "retries": 0, "timeout": 30}
+        project = Project(root / "wb").configure(models, tasks=[TASK])
+        config = project.root / "config" / "config.yaml"
+        import yaml
+
+        doc = yaml.safe_load(config.read_text())
+        doc.update(max_oplist_bytes=MAX_OPLIST_BYTES, max_ops=MAX_OPS)
+        config.write_text(yaml.safe_dump(doc))
+        before = _tree(project.root)
+        proc = project.snakemake(check=False)
+        yield project, proc, before
+
+
+def _row(project, model):
+    df = project.summary()
+    rows = df[df["model"] == model]
+    assert len(rows) == 1, f"{model}: no row in the summary"
+    return rows.iloc[0]
+
+
+PAIR_CASES = (
+    [(f"ops-{n}", o, p) for n, (_, o, p) in OPLISTS.items()]
+    + [(f"ops-{n}", o, p) for n, (o, p) in FILE_CASES.items()]
+    + [(f"cmd-{n}", o, p) for n, (_, o, p) in COMMANDS.items()]
+    + [(f"oa-{n}", o, p) for n, (_, o, p) in SERVER_REPLIES.items()]
+)
+
+
+def test_the_suite_is_large_enough():
+    assert len(PAIR_CASES) + len(REFUSED_CASES) >= 40
+
+
+def test_the_run_finishes_and_scores_every_pair(bad_run):
+    project, proc, _ = bad_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(project.summary()) == len(PAIR_CASES)
+
+
+@pytest.mark.parametrize(("model", "outcome", "phrase"), PAIR_CASES,
+                         ids=[c[0] for c in PAIR_CASES])
+def test_each_bad_input_is_a_named_verdict_on_its_own_pair(bad_run, model, outcome, phrase):
+    project, _, _ = bad_run
+    row = _row(project, model)
+    assert row.outcome == outcome, row.errors
+    assert phrase in row.errors, row.errors
+    for log in (project.root / "results" / "logs" / model).rglob("*.log"):
+        assert "Traceback" not in log.read_text(errors="replace"), log
+
+
+def test_nothing_is_written_outside_the_results(bad_run):
+    project, _, before = bad_run
+    assert _tree(project.root) == before
+    assert not Path("/tmp/wirebench-pwned").exists()
+    left = subprocess.run(["pgrep", "-f", "sleep 30[01]"], capture_output=True, text=True)
+    assert left.stdout == "", "an agent's orphan outlived its step"
+
+
+# --- refused before any pair: configs, tasks, archives -------------------------------------
+
+def _config_case(project: Project, change: dict) -> subprocess.CompletedProcess:
+    import yaml
+
+    config = project.root / "config" / "config.yaml"
+    doc = yaml.safe_load(config.read_text())
+    doc.update(change)
+    config.write_text(yaml.safe_dump(doc))
+    return project.snakemake("-n", check=False)
+
+
+REFUSED_CASES = {
+    "config-unknown-key": ({"colour": "red"}, "colour"),
+    "config-negative-timeout": ({"step_timeout_s": -1}, "step_timeout_s"),
+    "config-command-without-command": ({"models": {"x": {"kind": "command"}}}, "command"),
+    "config-zero-max-ops": ({"max_ops": 0}, "max_ops"),
+    "task-broken-yaml": (None, "task.yaml"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_CASES))
+def test_a_bad_config_or_task_stops_the_run_before_any_job_naming_it(tmp_path, case):
+    change, phrase = REFUSED_CASES[case]
+    project = Project(tmp_path / "wb").self_contained([TASK])
+    if change is None:
+        (project.root / "tasks" / TASK / "task.yaml").write_text("tier: [unclosed\n")
+        proc = project.snakemake("-n", check=False)
+    else:
+        proc = _config_case(project, change)
+    assert proc.returncode != 0
+    assert phrase in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert not (project.root / "results").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"not a tarball at all", b"\x1f\x8b\x08garbage"],
+                         ids=["empty", "text", "broken-gzip"])
+@pytest.mark.parametrize("command", ["compare", "replay"])
+def test_a_bad_archive_is_a_usage_error_not_a_crash(tmp_path, content, command):
+    archive = tmp_path / "run.tar.gz"
+    archive.write_bytes(content)
+    args = ([archive, archive] if command == "compare"
+            else [archive, "--config", REPO / "config" / "config.yaml"])
+    proc = subprocess.run([sys.executable, "-m", "wirebench.cli", command, *map(str, args)],
+                          capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "WIREBENCH_WORKER": "0"})
+    assert proc.returncode == 2, proc.stderr
+    assert "run.tar.gz" in proc.stderr and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.tar.gz"]
+
+
+def test_the_cases_are_our_own_answers(tmp_path):
+    """The reference itself, written by the same helper, passes: a case fails for its
+    flaw, not for how the suite writes answers."""
+    from bad_inputs import REFERENCE
+
+    ops = tmp_path / "ops.json"
+    ops.write_text(json.dumps(REFERENCE))
+    proc = subprocess.run(["wirebench", "score", "--task", str(TASKS / TASK), "--ops", str(ops),
+                           "--config", str(REPO / "config" / "config.yaml")],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
