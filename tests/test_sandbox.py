@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -186,8 +187,8 @@ def test_a_command_agent_sees_no_secret_but_its_own(tmp_path, monkeypatch):
 def test_everything_an_agent_started_dies_with_it(tmp_path):
     """Review finding 10: a process left running after a normal exit, or a `setsid` child,
     outlived its step."""
-    marker = f"wb-orphan-{os.getpid()}"
-    ans = _agent(f'(exec -a {marker} sleep 60) & setsid sh -c "exec -a {marker} sleep 61" & '
+    marker = f"sleep 6{os.getpid() % 1000}.5"  # a command line no other process has
+    ans = _agent(f'{marker} & setsid {marker} & (setsid {marker} &) ; '
                  'echo "{}" > "$OPS_OUT"')
     assert ans.status == "ok"
     time.sleep(0.3)
@@ -246,7 +247,8 @@ def test_a_stale_attempt_can_never_overwrite_the_current_answer(tmp_path):
         time.sleep(0.05)
     new = step("new", 0.1)
     assert new.wait(timeout=60) == 0, new.stderr.read()
-    assert old.wait(timeout=10) != 0, "the older attempt was stopped"
+    # Stopped at once, by the newer attempt: its agent had seconds left to run.
+    assert old.wait(timeout=1) == -signal.SIGKILL, "the older attempt was stopped"
     assert json.loads((pair / "ops.json").read_text())["who"] == "new"
     time.sleep(4.5)  # past the time the old agent would have answered
     assert json.loads((pair / "ops.json").read_text())["who"] == "new"
@@ -297,3 +299,30 @@ def test_no_sandbox_means_a_clear_refusal_unless_the_user_opts_out(monkeypatch):
             sandbox.require()
     finally:
         sandbox.bwrap.cache_clear()
+
+
+@needs_landlock
+def test_a_relative_symbol_source_means_the_pairs_folder_wherever_the_run_starts(
+        tmp_path, monkeypatch):
+    """Review finding 5: `symbol_source` resolved against the process's working folder,
+    so a score depended on where the run started, and errors told the agent which of our
+    files exist. The guard lets a plain relative path through; it now resolves in the
+    pair's folder, and the project's own library next to the run is not found."""
+    from wirebench.steps.apply import apply
+
+    doc = json.loads((TASKS / "01-divider" / "reference_ops.json").read_text())
+    for op in doc["ops"]:
+        if op.get("op") == "place_component":
+            op["symbol_source"] = "symbols/Device.kicad_sym"
+    verdicts = []
+    for cwd in (REPO, tmp_path):
+        monkeypatch.chdir(cwd)
+        pair = tmp_path / f"pair-{len(verdicts)}"
+        pair.mkdir()
+        (pair / "ops.json").write_text(json.dumps(doc))
+        result = apply(pair / "ops.json", _valid(pair), TASKS / "01-divider", SYMBOLS,
+                       pair / "board.kicad_sch", pair / "apply.json")
+        verdicts.append((result["applied"], [e.replace(str(pair), "<pair>")
+                                             for e in result["errors"]]))
+    assert verdicts[0] == verdicts[1], "the same answer, the same verdict, from any folder"
+    assert verdicts[0][0] is False and str(REPO) not in " ".join(verdicts[0][1])

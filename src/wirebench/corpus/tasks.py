@@ -175,7 +175,8 @@ def load_expected(path: Path, allow_empty: bool = False) -> dict[str, frozenset[
 
 
 def load_task(path: str | Path) -> Task:
-    path = Path(path)
+    # Absolute: a confined step works in its pair's folder, not where the run started.
+    path = Path(path).absolute()
     if not (path / "task.md").is_file():
         raise TaskError(f"{path}: not a task (no task.md)")
     meta: dict = {}

@@ -86,8 +86,8 @@ def require() -> None:
 def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> None:
     """fn() in a confined child. Raises StepTimedOut past `timeout` seconds, StepCrashed
     when the child failed; what the child printed is printed here."""
-    reads = [*SYSTEM_READS, *python_reads(), *(str(p) for p in read)]
-    writes = [*SYSTEM_WRITES, str(write)]
+    reads = [*SYSTEM_READS, *python_reads(), *(str(Path(p).absolute()) for p in read)]
+    writes = [*SYSTEM_WRITES, str(Path(write).absolute())]
     out_r, out_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -139,6 +139,9 @@ def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
         _die_with_parent()
         # akcli's simulator writes its decks under TMPDIR, which is shared by every pair;
         # the child gets a private one in the only folder it may write.
+        # Relative paths in an op-list (symbol_source, a sheet's file) resolve in the pair's
+        # folder, wherever the run was started.
+        os.chdir(writes[-1])
         private_tmp = scratch_dir(writes[-1], "tmp")
         os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):

@@ -64,6 +64,11 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
     from wirebench.steps import confined
 
     task = as_task(task_dir)
+    # Absolute, because the child works in the pair's folder.
+    ops, validation, out_sheet, out = (Path(p).absolute() for p in (ops, validation,
+                                                                    out_sheet, out))
+    out_svg = Path(out_svg).absolute() if out_svg else None
+    symbols = [str(Path(s).absolute()) for s in symbols]
 
     def give_up(reason: str) -> None:
         _blank_sheet(Path(out_sheet), reason, out_svg)

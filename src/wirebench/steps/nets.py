@@ -15,6 +15,8 @@ def nets(sheet: Path, out: Path, timeout: float | None = None) -> dict:
     pair's folder: a sheet can name child sheets, and akcli follows them."""
     from wirebench.steps import confined
 
+    sheet, out = Path(sheet).absolute(), Path(out).absolute()  # the child works in the pair
+
     def give_up(reason: str) -> None:
         write_json(out, {**_blank(sheet), "errors": [reason]})
 

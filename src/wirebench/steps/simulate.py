@@ -175,6 +175,8 @@ def simulate(sheet: Path, applied: Path, netlist: Path, task_dir, out: Path,
     from wirebench.steps import confined
 
     task = as_task(task_dir)
+    # Absolute, because the child works in the pair's folder.
+    sheet, applied, netlist, out = (Path(p).absolute() for p in (sheet, applied, netlist, out))
 
     def give_up(reason: str) -> None:
         write_json(out, {**_blank(sheet, applied, netlist), "status": "error",

@@ -18,6 +18,8 @@ def validate(ops: Path, out: Path, timeout: float | None = None,
     the pair's folder (steps/confined.py)."""
     from wirebench.steps import confined
 
+    ops, out = Path(ops).absolute(), Path(out).absolute()  # the child works in the pair
+
     def give_up(reason: str) -> None:
         write_json(out, {**_blank(ops), "errors": [reason]})
 
