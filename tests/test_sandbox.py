@@ -211,11 +211,16 @@ def test_the_output_cap_is_a_total_over_the_agents_files(tmp_path):
 @needs_bwrap
 def test_an_agent_cannot_write_outside_its_sandbox(tmp_path):
     target = tmp_path / "planted.txt"
-    ans = _agent(f'echo x > {target}; echo x > {REPO}/planted.txt; '
-                 f'echo x > /tmp/planted.txt; echo "{{}}" > "$OPS_OUT"')
-    assert ans.status == "ok"
-    assert not target.exists() and not (REPO / "planted.txt").exists()
-    assert not Path("/tmp/planted.txt").exists()
+    name = f"planted-{os.getpid()}.txt"
+    try:
+        ans = _agent(f'echo x > {target}; echo x > {REPO}/{name}; '
+                     f'echo x > /tmp/{name}; echo "{{}}" > "$OPS_OUT"')
+        assert ans.status == "ok"
+        assert not target.exists() and not (REPO / name).exists()
+        assert not Path(f"/tmp/{name}").exists()
+    finally:  # a broken sandbox must not leave them behind either
+        (REPO / name).unlink(missing_ok=True)
+        Path(f"/tmp/{name}").unlink(missing_ok=True)
 
 
 # --- generate: a stale attempt after kill -9 -----------------------------------------------

@@ -46,7 +46,8 @@ STEP_CODE = {
 AKCLI_STEPS = {"validate", "apply", "nets", "simulate"}
 # How every akcli step runs: confined, within a time limit (a verdict can depend on both).
 for _step in AKCLI_STEPS:
-    STEP_CODE[_step] += ["steps/confined.py", "runtime/confine.py", "runtime/landlock.py"]
+    STEP_CODE[_step] += ["steps/confined.py", "runtime/confine.py", "runtime/landlock.py",
+                         "runtime/symbol_cache.py"]
 
 
 @cache

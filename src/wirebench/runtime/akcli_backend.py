@@ -59,8 +59,16 @@ def _akcli_main():
     """
     import akcli.cli  # lazy: 0.18 s, paid only by steps that call akcli
 
+    from wirebench.runtime import symbol_cache
+
     akcli.cli.build_parser = functools.cache(akcli.cli.build_parser)
+    symbol_cache.install()
     return akcli.cli.main
+
+
+def setup() -> None:
+    """akcli imported and tuned in this process (before a confined child is forked)."""
+    _akcli_main()
 
 
 def run(*argv: str, as_json: bool = True) -> AkcliResult:

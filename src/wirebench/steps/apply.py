@@ -75,6 +75,11 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
         write_json(out, {**_blank(ops, validation, symbols), "errors": [reason]})
 
     reads = [ops, validation, *symbols, *task.draw_inputs]
+    # Parsed here, in the warm process, so the forked child finds them parsed.
+    from wirebench.runtime import akcli_backend, symbol_cache
+
+    akcli_backend.setup()
+    symbol_cache.warm(symbols)
     return confined.run(
         "apply", lambda: _apply(ops, validation, task, symbols, out_sheet, out, out_svg),
         out=out, reads=reads, timeout=timeout, give_up=give_up)

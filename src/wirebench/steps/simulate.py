@@ -240,7 +240,10 @@ def _run(result: dict, bench: dict, names: list[str], sheet: Path, work: Path) -
     akcli_backend.use_ngspice()
     sim = _Sim(local, spec, float(bench.get("timeout_s", DEFAULT_TIMEOUT_S)))
     deck = sim.deck()
-    result["deck_sha256"] = sha256_bytes(deck.encode()) if deck else None
+    # akcli names the sheet's path in the deck's title; the scratch folder's name is random,
+    # so it is taken out of what is hashed: the same circuit, the same hash, every run.
+    deck_text = deck.replace(str(work), "<pair>")
+    result["deck_sha256"] = sha256_bytes(deck_text.encode()) if deck else None
     wave = work / "wave.csv" if bench.get("plot") else None
     nominal = sim.run(wave=wave)
     trouble = _engine_trouble(nominal)
