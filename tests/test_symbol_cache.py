@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO, SYMBOLS, TASKS
 
 DRAW_ALL = """
@@ -76,3 +77,26 @@ def test_an_edited_library_is_read_again(tmp_path):
     assert "R_edited" not in {s.name for s in first.symbols}
     assert symbol_cache.stats["misses"] - before["misses"] == 2
     assert symbol_cache.stats["hits"] - before["hits"] == 1
+
+
+KICAD = Path("/usr/share/kicad/symbols")
+
+
+@pytest.mark.skipif(not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
+                    reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+@pytest.mark.parametrize("task", ["01-divider", "09-npn-led-driver", "d05-npn-led-switch"])
+def test_references_draw_with_kicads_own_libraries(tmp_path, task):
+    """KiCad's Device (2.3 MB) and power libraries, as Debian's kicad-symbols installs
+    them: the draw lands the task's nets (or its measures), warm in well under a second.
+    Layout criteria are left out: KiCad's symbols are drawn larger than ours."""
+    from wirebench.steps.pair import evaluate_pair
+
+    symbols = [str(KICAD / "Device.kicad_sym"), str(KICAD / "power.kicad_sym")]
+    result = evaluate_pair(TASKS / task / "reference_ops.json", TASKS / task, symbols,
+                           tmp_path, {"model": "reference", "task": task, "sample": 1})
+    assert result["outcome"] == "success", result["errors"]
+    if result["sim_status"]:
+        assert result["sim_status"] == "pass", result["errors"]
+    else:
+        assert result["matched"] == result["expected"] > 0, result["errors"]
+    assert not [e for e in result["errors"] if not e.startswith("criterion layout")]
