@@ -93,8 +93,8 @@ def agent_run(tmp_path_factory):
             # Echoes its own key where a 4 KiB tail cut would split it, hunts for the other
             # entries' keys in every /proc/*/environ, and puts its key in its answer.
             "cmd-snoop": command_entry(
-                "printf '%s' \"$WB_SNOOP_KEY\" >&2; head -c 4090 /dev/zero | tr '\\0' x >&2; "
                 "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -a sk- >&2; "
+                "printf '%s' \"$WB_SNOOP_KEY\" >&2; head -c 4090 /dev/zero | tr '\\0' x >&2; "
                 "printf '{\"ops\": [], \"note\": \"%s\"}' \"$WB_SNOOP_KEY\" > \"$OPS_OUT\"",
                 env=["WB_SNOOP_KEY"]),
             "cmd-leaky": command_entry(

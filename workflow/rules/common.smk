@@ -155,10 +155,16 @@ def draw_meta(wildcards):
     return TASK_OBJECTS[wildcards.task].draw_meta_hash()
 
 
+def task_file(task_id, path):
+    """A task's file as the config spells the tasks folder (relative stays relative: on a
+    cluster's shared storage paths are taken from the project folder)."""
+    return f"{config['tasks_dir']}/{task_id}/{path.relative_to(TASK_OBJECTS[task_id].path)}"
+
+
 def prompt_files(wildcards):
     """What a prompt pack shows besides task.md: the base design an edit task starts from."""
     path = TASK_OBJECTS[wildcards.task].base_ops_path
-    return [str(path)] if path else []
+    return [task_file(wildcards.task, path)] if path else []
 
 
 def task_yaml(wildcards):
@@ -172,7 +178,7 @@ def score_inputs(wildcards):
     task = TASK_OBJECTS[wildcards.task]
     inputs = {"task_files": task_yaml(wildcards)}
     if task.expected_path.is_file():
-        inputs["expected"] = str(task.expected_path)
+        inputs["expected"] = task_file(wildcards.task, task.expected_path)
     if wildcards.task in DESIGN_TASKS:
         inputs["sim"] = os.path.join(PAIR.format(model=wildcards.model, task=wildcards.task,
                                                  sample=wildcards.sample), "sim.json")
