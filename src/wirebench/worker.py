@@ -192,32 +192,21 @@ def _unlink(path: str) -> None:
 
 
 def _warm_up() -> None:
-    """Run each akcli command once, so every module akcli imports lazily is loaded here,
-    in the parent, and not again in every server."""
-    import tempfile
-    from pathlib import Path
-
+    """Load, here in the parent, what every step needs, so that no server imports it
+    again: wirebench's own modules and caches, and akcli with every module it imports
+    lazily (akcli_backend.warm_up)."""
     from wirebench.config import validator
     from wirebench.evidence import provenance, trace  # noqa: F401
     from wirebench.evidence.fingerprint import fingerprint
     from wirebench.runtime import akcli_backend
     from wirebench.steps import apply, dispatch, generate, nets, score, validate  # noqa: F401
-    from wirebench.steps.common import write_candidate
     from wirebench.verify import criteria, equivalence  # noqa: F401
 
     provenance.versions()  # cached: importlib.metadata scans every installed package
     validator("task")      # yaml + jsonschema + the task schema, for every task.yaml
     fingerprint("score")   # the scorer's hash, which every score.json records
     import networkx  # noqa: F401  (relabel equivalence, on every pair that missed)
-    with tempfile.TemporaryDirectory(prefix="wirebench-warm-") as td:
-        sheet, ops = Path(td) / "board.kicad_sch", Path(td) / "ops.json"
-        write_candidate({"protocol_version": 2, "target_format": "kicad", "ops": [
-            {"op": "add_net_label", "name": "WARM", "at": [1000, 1000]}]}, ops)
-        akcli_backend.validate(ops)
-        akcli_backend.new_sheet(sheet)
-        akcli_backend.draw(sheet, ops, [])
-        akcli_backend.arrange_groups(sheet, {}, [])
-        akcli_backend.nets(sheet)
+    akcli_backend.warm_up()
 
 
 def _reap() -> list[int]:

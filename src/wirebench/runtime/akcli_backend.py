@@ -66,9 +66,45 @@ def _akcli_main():
     return akcli.cli.main
 
 
-def setup() -> None:
-    """akcli imported and tuned in this process (before a confined child is forked)."""
+# Modules akcli imports only when `sim` first runs (checked with akcli 0.22); a newer
+# akcli that moved them costs a child an import, never a wrong answer.
+_SIM_MODULES = ("akcli.sim.deck", "akcli.sim.assertions", "akcli.sim.models",
+                "akcli.sim.engine", "akcli.calc.registry", "akcli.si_prefix")
+
+
+@functools.cache
+def warm_up() -> None:
+    """Run each akcli command a step uses once, on a scratch sheet, so that every module
+    akcli imports lazily is loaded in this process. A confined step runs in a forked
+    child: what the child imports is gone when it exits, so without this every step would
+    pay akcli's lazy imports again (measured: it doubled the one-process loop)."""
+    import importlib
+    import json
+    import shutil
+    import tempfile
+
     _akcli_main()
+    td = tempfile.mkdtemp(prefix="wirebench-warm-")
+    try:
+        sheet, ops, svg = Path(td) / SHEET, Path(td) / "ops.json", Path(td) / "board.svg"
+        ops.write_text(json.dumps({"protocol_version": 2, "target_format": "kicad",
+                                   "target_file": SHEET, "ops": [
+                                       {"op": "add_net_label", "name": "WARM",
+                                        "at": [1000, 1000]}]}))
+        validate(ops)
+        new_sheet(sheet)
+        draw(sheet, ops, [])
+        arrange_groups(sheet, {}, [])
+        nets(sheet)
+        run("read", str(sheet))
+        for flag in ("--erc", "--integrity", "--layout"):
+            run("check", flag, str(sheet))
+        run("render", str(sheet), "-o", str(svg))
+    finally:
+        shutil.rmtree(td, ignore_errors=True)
+    for name in _SIM_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def run(*argv: str, as_json: bool = True) -> AkcliResult:

@@ -26,7 +26,7 @@ from _socket import AF_UNIX, SOCK_STREAM, socket
 # and library folders, akcli's own switches) are kept too, and are part of the socket's
 # name: a step never talks to a worker that would answer differently than it would alone.
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
-            "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+            "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "WIREBENCH_SYMBOL_CACHE")
 KEPT_PREFIXES = ("AKCLI_", "KICAD")
 
 
@@ -53,7 +53,7 @@ def _code_stamp() -> str:
     # The simulator a worker loads: a step must not answer with another ngspice than the
     # one the run hashed into simulate's params.
     stamp += repr(sorted((k, v) for k, v in kept_env().items()
-                         if k.startswith(KEPT_PREFIXES) or k.startswith("XDG_"))).encode()
+                         if k.startswith((*KEPT_PREFIXES, "XDG_", "WIREBENCH_")))).encode()
     for path in sorted(files):
         st = os.stat(path)
         stamp += f"|{path}:{st.st_size}:{st.st_mtime_ns}".encode()

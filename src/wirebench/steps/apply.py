@@ -76,9 +76,8 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
 
     reads = [ops, validation, *symbols, *task.draw_inputs]
     # Parsed here, in the warm process, so the forked child finds them parsed.
-    from wirebench.runtime import akcli_backend, symbol_cache
+    from wirebench.runtime import symbol_cache
 
-    akcli_backend.setup()
     symbol_cache.warm(symbols)
     return confined.run(
         "apply", lambda: _apply(ops, validation, task, symbols, out_sheet, out, out_svg),

@@ -19,8 +19,9 @@ DEFAULT_TIMEOUT_S = 120.0
 def run(step: str, work, *, out: Path, reads=(), timeout: float | None = None,
         give_up) -> dict:
     """work() confined, writing only in out's folder; give_up(reason) past the limit."""
-    from wirebench.runtime import confine
+    from wirebench.runtime import akcli_backend, confine
 
+    akcli_backend.warm_up()  # once a process: the child inherits akcli fully loaded
     try:
         confine.run(work, write=Path(out).parent, read=list(reads),
                     timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout)
