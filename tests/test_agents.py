@@ -153,6 +153,8 @@ def test_a_429_is_retried_after_retry_after(agent_run):
     assert (r.outcome, r.passed, r.attempts) == ("success", True, 2)
     attempts = agent(project, "oa-ratelimit")["turns"][0]["attempts"]
     assert attempts[0]["http_status"] == 429 and attempts[0]["retry_in_s"] == 1.0
+    # ... and the wait happened: the pair took the server's second, not just noted it.
+    assert agent(project, "oa-ratelimit")["wall_s"] >= 1.0
 
 
 @pytest.mark.parametrize("model", ["oa-badretry", "oa-nanretry"])
@@ -221,7 +223,16 @@ def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     assert (hang["infra_errors"], hang["scored_pairs"], hang["pass_rate"]) == (1, 0, None)
     assert card["models"]["oa-wrong"]["pass_rate"] == 0.0
     report = (project.root / "results" / "report.md").read_text()
-    assert "| 01-divider |" in report and "infra error" in report
+    # The matrix's cells, not the header's prose: oa-hang's cell says infra error.
+    header = next(line for line in report.splitlines() if line.startswith("| task |"))
+    row = next(line for line in report.splitlines() if line.startswith("| 01-divider |"))
+    cells = dict(zip([c.strip() for c in header.split("|")[2:-1]],
+                     [c.strip() for c in row.split("|")[2:-1]], strict=True))
+    assert cells["oa-hang"] == "infra error"
+    assert cells["oa-correct"] == "PASS" and cells["oa-wrong"].startswith("fail")
+    # pass@1's interval in the scorecard is Wilson's at 95%: 1 of 1 gives [0.2065, 1].
+    assert card["models"]["oa-correct"]["pass_at_1_ci"] == [0.2065, 1.0]
+    assert card["models"]["oa-wrong"]["pass_at_1_ci"] == [0.0, 0.7935]
 
 
 def test_no_secret_reaches_results_metadata_logs_or_the_archive(agent_run):

@@ -34,6 +34,17 @@ def test_reference_scores_one_and_leaves_every_artifact(tmp_path):
     assert json.loads((pair / "score.json").read_text())["schema"] == "wirebench.score/1"
 
 
+def test_the_rendered_sheet_shows_the_parts_and_nets(tmp_path):
+    """Review: a render broken into the "not rendered" placeholder passed every test."""
+    import re
+
+    run(tmp_path, DIVIDER / "reference_ops.json")
+    svg = (tmp_path / "pair" / "board.svg").read_text()
+    assert "not rendered" not in svg
+    texts = set(re.findall(r">([^<]+)</text>", svg))
+    assert {"R1", "R2", "10k", "VIN", "ADC_IN", "GND"} <= texts, texts
+
+
 def test_invalid_json_is_unreadable_and_scores_zero(tmp_path):
     bad = tmp_path / "ops.json"
     bad.write_text('{"protocol_version": 2, "ops": [')

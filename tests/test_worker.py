@@ -151,3 +151,31 @@ def test_a_server_refuses_to_run_an_agent_that_needs_the_environment(tmp_path):
                          "--agent-out", str(tmp_path / "agent.json")])
     assert reply["rc"] == 2 and "offline agent kinds only" in reply["stderr"]
     assert not marker.exists() and not (tmp_path / "ops.json").exists()
+
+
+def test_a_served_step_never_runs_in_the_client(tmp_path):
+    """Review: a client that threw the worker's reply away and ran the step itself passed
+    every worker test. The client's own imports say where the step ran: a step the worker
+    served never imports akcli in the client."""
+    import sys
+
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    out = tmp_path / "v.json"
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "wirebench.cli", "step", "validate",
+         "--ops", str(ops), "--out", str(out)], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(out.read_text())["valid"] is True
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "wirebench.runtime.worker_client" in imported
+    assert not {m for m in imported if m.split(".")[0] == "akcli"}, "the client ran the step"
+
+    alone = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "wirebench.cli", "step", "validate",
+         "--ops", str(ops), "--out", str(out)], cwd=tmp_path, capture_output=True, text=True,
+        env={**os.environ, "WIREBENCH_WORKER": "0"})
+    assert "akcli" in {line.rsplit("|", 1)[-1].strip().split(".")[0]
+                       for line in alone.stderr.splitlines()}, "the check can see a local run"
