@@ -185,3 +185,27 @@ def test_the_cases_are_our_own_answers(tmp_path):
                            "--config", str(REPO / "config" / "config.yaml")],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_regression_gate_on_a_typo_fails(tmp_path):
+    """Issue 14: `compare archive/typo.tar.gz results --fail-on-regression` printed "No
+    pairs in common" and exited 0, so a typo passed the gate."""
+    (tmp_path / "results" / "runs").mkdir(parents=True)
+    for a, b in (("typo.tar.gz", "results"), ("results", "nowhere")):
+        proc = subprocess.run([sys.executable, "-m", "wirebench.cli", "compare", a, b,
+                               "--fail-on-regression"], capture_output=True, text=True,
+                              cwd=tmp_path)
+        assert proc.returncode == 2 and "no such results folder" in proc.stderr, proc.stderr
+    empty = subprocess.run([sys.executable, "-m", "wirebench.cli", "compare", "results",
+                            "results", "--fail-on-regression"], capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert empty.returncode == 1 and "no scored pairs in common" in empty.stderr
+
+
+def test_scoring_a_folder_is_a_usage_error(tmp_path):
+    """Issue 14: `wirebench score --ops <a directory>` exited 70 with a traceback."""
+    proc = subprocess.run([sys.executable, "-m", "wirebench.cli", "score", "--task",
+                           str(TASKS / TASK), "--ops", str(tmp_path)], capture_output=True,
+                          text=True, cwd=REPO)
+    assert proc.returncode == 2 and "--ops must be an op-list file" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -45,6 +45,8 @@ def _cmd_score(args) -> int:
     from wirebench.steps.pair import evaluate_pair
 
     task = load_task(args.task)
+    if not Path(args.ops).is_file():
+        raise ValueError(f"{args.ops}: --ops must be an op-list file")
     symbols = args.symbols or _default_symbols(args.config)
     with tempfile.TemporaryDirectory(prefix="wirebench-score-") as td:
         result = evaluate_pair(args.ops, task.path, symbols, Path(td),
@@ -161,6 +163,10 @@ def _cmd_compare(args) -> int:
         write_bytes_atomic(args.out / "compare.md", text.encode())
         write_json(args.out / "compare.json", report)
     print(json.dumps(report, indent=2, sort_keys=True) if args.json else text, end="")
+    if args.fail_on_regression and not report["pairs"]:
+        print("wirebench: no scored pairs in common: nothing shows there is no regression",
+              file=sys.stderr)
+        return EXIT_FAIL
     return EXIT_FAIL if args.fail_on_regression and report["regressions"] else 0
 
 

@@ -24,6 +24,10 @@ SCHEMA = "wirebench.compare/1"
 def opened(path: Path):
     """A results folder, as is, or an archived run, unpacked for the duration."""
     path = Path(path)
+    if not path.exists():  # a typo must never compare as "no pairs in common"
+        raise FileNotFoundError(f"{path}: no such results folder or archived run")
+    if path.is_dir() and not (path / "runs").is_dir():
+        raise FileNotFoundError(f"{path}: not a results folder (it has no runs/)")
     if path.is_file():
         from wirebench.evidence.archive import unpack
 
