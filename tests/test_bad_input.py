@@ -209,3 +209,25 @@ def test_scoring_a_folder_is_a_usage_error(tmp_path):
                           text=True, cwd=REPO)
     assert proc.returncode == 2 and "--ops must be an op-list file" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_command_naming_a_file_its_sandbox_hides_is_refused_at_start(tmp_path):
+    """Issue 14: `command: python3 my_agents/dumb.py` ran in an empty folder, and every
+    pair became an infra error on a run that exited 0. Now the run refuses to start."""
+    project = Project(tmp_path / "wb").self_contained([TASK])
+    (project.root / "my_agents").mkdir()
+    (project.root / "my_agents" / "dumb.py").write_text("print('hi')\n")
+    import yaml
+
+    doc = yaml.safe_load(project.config_path.read_text())
+    doc["models"]["mine"] = {"kind": "command", "command": "python3 my_agents/dumb.py",
+                             "skills": "skills"}
+    project.config_path.write_text(yaml.safe_dump(doc))
+    proc = project.snakemake("-n", check=False)
+    assert proc.returncode != 0
+    assert "models.mine.command names ['my_agents/dumb.py']" in proc.stderr + proc.stdout
+    doc["models"]["mine"] = {"kind": "command", "expose": [str(project.root / "my_agents")],
+                             "skills": "skills",
+                             "command": f"python3 {project.root / 'my_agents' / 'dumb.py'}"}
+    project.config_path.write_text(yaml.safe_dump(doc))
+    assert project.snakemake("-n", check=False).returncode == 0

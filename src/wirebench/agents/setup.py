@@ -24,5 +24,13 @@ def prepare_jobs(models: dict, unsafe_no_sandbox: bool) -> None:
         return
     os.environ.pop(confine.OPT_OUT_VAR, None)
     confine.require()
-    if any(e.get("kind") == "command" for e in models.values()):
+    commands = {name: e for name, e in models.items() if e.get("kind") == "command"}
+    if commands:
         sandbox.require()
+    for name, entry in sorted(commands.items()):
+        unseen = sandbox.unseen_paths(entry["command"], entry.get("expose", []))
+        if unseen:
+            raise sandbox.Unavailable(
+                f"models.{name}.command names {unseen}, which its sandbox will not show: "
+                "the agent starts in an empty folder of its own, with the project hidden. "
+                "Give the path absolute, and list it (or its folder) under `expose:`")

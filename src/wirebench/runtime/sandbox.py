@@ -89,3 +89,35 @@ def _hidden(extra: list) -> list[str]:
             kept.append(place)
     return kept
 
+
+
+def unseen_paths(command: str, expose: list) -> list[str]:
+    """Files a command names that its sandbox will not show: a relative path (the agent
+    starts in an empty folder of its own) or one under a hidden folder that `expose:` does
+    not list. Each would make every pair of the entry an infra error."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    shown = [Path(p).resolve() for p in expose]
+    unseen = []
+    for word in words:
+        if not ("/" in word or word.endswith((".py", ".sh"))) or not os.path.exists(word):
+            continue
+        path = Path(word).resolve()
+        exposed = any(path == s or s in path.parents for s in shown)
+        if not os.path.isabs(word) or (not exposed and _is_hidden(path)):
+            unseen.append(word)
+    return unseen
+
+
+def _is_hidden(path: Path) -> bool:
+    from wirebench.runtime.confine import python_reads
+
+    shown = [Path(p) for p in python_reads()]
+    if any(path == s or s in path.parents for s in shown):
+        return False
+    covered = [Path(p) for p in _hidden([Path.cwd()])]
+    return any(path == c or c in path.parents for c in covered)
