@@ -14,6 +14,7 @@ files the step names. Never the corpus folder as a whole (`reference_ops.json`,
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import select
@@ -45,7 +46,8 @@ class StepCrashed(RuntimeError):
     pass
 
 
-def python_reads() -> list[str]:
+@functools.cache
+def python_reads() -> tuple[str, ...]:
     """Where this interpreter's code lives: the installation, the environment and the two
     packages a step imports (an editable install keeps wirebench in the project's `src`,
     which is all of the project a step may see)."""
@@ -61,7 +63,7 @@ def python_reads() -> list[str]:
         import akcli
 
         places.add(str(Path(akcli.__file__).parent))
-    return sorted(places)
+    return tuple(sorted(places))
 
 
 OPT_OUT_VAR = "WIREBENCH_UNSAFE_NO_SANDBOX"
