@@ -261,7 +261,7 @@ def test_a_stale_attempt_can_never_overwrite_the_current_answer(tmp_path):
 
 
 def test_a_superseded_attempt_drops_its_answer(tmp_path):
-    from wirebench.steps.generate import Superseded, claim, still_current
+    from wirebench.steps.attempt import Superseded, claim, still_current
 
     first = claim(tmp_path)
     second = claim(tmp_path)

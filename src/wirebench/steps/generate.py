@@ -11,7 +11,6 @@ then scores it as unreadable) and the whole account to agent.json.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from wirebench.agents.answer import Answer, TurnContext
 from wirebench.agents.secrets import redact
 from wirebench.corpus.tasks import load_task
 from wirebench.evidence.files import dumps, sha256_bytes, write_bytes_atomic
+from wirebench.steps.attempt import claim, still_current
 
 SCHEMA = "wirebench.agent/1"
 BACKOFF_CAP_S = 60.0
@@ -83,72 +83,6 @@ def _sum(turns: list[dict], key: str):
     values = [a.get(key) for t in turns for a in t["attempts"]]
     values = [v for v in values if v is not None]
     return round(sum(values), 6) if values else None
-
-
-class Superseded(RuntimeError):
-    """A newer attempt at this pair started after this one: this one's answer is dropped."""
-
-
-def _owner_file(folder: Path) -> Path:
-    return folder / ".generate.owner"
-
-
-def _process_start(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-@contextlib.contextmanager
-def _pair_lock(folder: Path):
-    import fcntl
-
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".generate.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-def claim(folder: Path) -> str:
-    """Make this attempt the pair's current one. An earlier attempt still running (its
-    Snakemake was killed with -9, and it lived on) is stopped, agent and all: it could
-    only bill, and its answer would be dropped anyway."""
-    import json
-    import os
-    import signal
-    import uuid
-
-    token = uuid.uuid4().hex
-    with _pair_lock(folder):
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            old = json.loads(_owner_file(folder).read_text())
-            if old["pid"] != os.getpid() and _process_start(old["pid"]) == old["start"]:
-                os.kill(old["pid"], signal.SIGKILL)
-        write_bytes_atomic(_owner_file(folder), json.dumps(
-            {"token": token, "pid": os.getpid(), "start": _process_start(os.getpid())}).encode())
-    return token
-
-
-@contextlib.contextmanager
-def still_current(folder: Path, token: str):
-    """Hold the pair while this attempt writes its results, if it is still the current one."""
-    import json
-
-    with _pair_lock(folder):
-        try:
-            current = json.loads(_owner_file(folder).read_text()).get("token")
-        except (OSError, ValueError):
-            current = None
-        if current != token:
-            if current is None:  # the newer attempt has finished: leave no lock behind
-                (folder / ".generate.lock").unlink(missing_ok=True)
-            raise Superseded(f"{folder}: a newer attempt at this pair took over; this "
-                             "attempt's answer is dropped")
-        yield
-        # Done: the pair's folder holds its results and nothing of the bookkeeping.
-        _owner_file(folder).unlink(missing_ok=True)
-        (folder / ".generate.lock").unlink(missing_ok=True)
 
 
 def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
