@@ -69,6 +69,14 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
         time.sleep(0.05)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
+    # Every agent dies with its step: none is left running, and billing, after the kill.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and subprocess.run(
+            ["pgrep", "-f", str(tmp_path / "agent.py")], capture_output=True).stdout:
+        time.sleep(0.1)
+    left = subprocess.run(["pgrep", "-af", str(tmp_path / "agent.py")], capture_output=True,
+                          text=True).stdout
+    assert left == "", f"agents outlived their steps: {left}"
 
     # What had finished when the run died: score written and not marked incomplete.
     finished = project.finished_scores("slow")
