@@ -131,7 +131,7 @@ def _launcher(report_fd: int, scope: str, command: str, cap: int) -> list[str]:
 
 def answer(spec: dict, ctx: TurnContext) -> Answer:
     from wirebench.runtime import sandbox
-    from wirebench.runtime.confine import sandbox_off
+    from wirebench.runtime.confine import die_with_parent, sandbox_off
 
     timeout = float(spec.get("timeout", 600))
     cap = int(spec.get("max_output_bytes", 1 << 20))
@@ -158,7 +158,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
 
         def limit_files():  # in the child: no single file past the cap, and die with us
             resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
-            _die_with_parent()
+            die_with_parent()
 
         try:
             proc = subprocess.Popen(
@@ -215,15 +215,6 @@ def _verdict(rc, timed_out, overflowed, report, err, cap, timeout, started) -> A
                       detail=detail)
     found = extract_oplist(ops.decode(errors="replace"))
     return Answer(found.encode() if found is not None else ops, detail=detail)
-
-
-def _die_with_parent() -> None:
-    """Linux: if the generate step is killed (kill -9 of a run), take the agent with it
-    instead of leaving it running, and billing, with nobody to read its answer."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -138,7 +138,7 @@ def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
     buffer = io.StringIO()
     try:
         os.setpgid(0, 0)  # its own group: a timeout kills whatever it started too
-        _die_with_parent()
+        die_with_parent()
         # akcli's simulator writes its decks under TMPDIR, which is shared by every pair;
         # the child gets a private one in the only folder it may write.
         # Relative paths in an op-list (symbol_source, a sheet's file) resolve in the pair's
@@ -170,7 +170,9 @@ def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
         os._exit(code)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """Linux, in a child: if the process that started it is killed (kill -9 of a run),
+    the child goes too, instead of running on, and billing, with nobody to read it."""
     import ctypes
 
     with contextlib.suppress(OSError, AttributeError):
