@@ -30,10 +30,13 @@ def _cmd_step(argv: list[str]) -> int:
     return run_step(argv)
 
 
-def _default_symbols(config_path) -> list[str]:
+def _libraries(args) -> tuple[list[str], str | None]:
+    """The run's symbol libraries (`--symbols`, else the config's) and the config's KiCad
+    folder, which board tasks read their own libraries from."""
     from wirebench.config import load_config
 
-    return load_config(config_path)["symbols"]
+    config = load_config(args.config)
+    return args.symbols or config["symbols"], config.get("kicad_symbols")
 
 
 def _cmd_score(args) -> int:
@@ -47,10 +50,10 @@ def _cmd_score(args) -> int:
     task = load_task(args.task)
     if not Path(args.ops).is_file():
         raise ValueError(f"{args.ops}: --ops must be an op-list file")
-    symbols = args.symbols or _default_symbols(args.config)
+    symbols, kicad = _libraries(args)
     with tempfile.TemporaryDirectory(prefix="wirebench-score-") as td:
         result = evaluate_pair(args.ops, task.path, symbols, Path(td),
-                               {"model": "cli", "task": task.id, "sample": 1})
+                               {"model": "cli", "task": task.id, "sample": 1}, kicad=kicad)
     for key in ("inputs", "versions"):
         result.pop(key, None)
     if args.json:
@@ -70,8 +73,8 @@ def _cmd_tasks_check(args) -> int:
 
     from wirebench.steps.tasks_check import check_corpus
 
-    symbols = args.symbols or _default_symbols(args.config)
-    report = check_corpus(args.dir, symbols)
+    symbols, kicad = _libraries(args)
+    report = check_corpus(args.dir, symbols, kicad)
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
@@ -128,7 +131,7 @@ def _cmd_replay(args) -> int:
         if results.is_file():  # an archived run: archive/<run-id>.tar.gz
             results = unpack(results, Path(td))
         report = replay(results, Path(args.tasks_dir or config["tasks_dir"]),
-                        args.symbols or config["symbols"])
+                        args.symbols or config["symbols"], config.get("kicad_symbols"))
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
     else:

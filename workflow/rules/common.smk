@@ -21,7 +21,8 @@ from wirebench.runtime.snakemake_process import (
     spare_the_collector,
     stop_scheduler_timers,
 )
-from wirebench.corpus.tasks import TaskError, discover, load_task
+from wirebench.corpus.libraries import symbols_for
+from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, and job shells that
@@ -71,6 +72,35 @@ try:
     SYMBOLS_SHA256 = libraries_hash(SYMBOLS)
 except OSError as exc:
     raise WorkflowError(f"config key symbols: cannot read {exc.filename}: {exc.strerror}")
+
+
+def _task_libraries():
+    """Each task's libraries: the run's `symbols`, or the KiCad ones a board task names.
+    A missing KiCad library stops the run here, naming the task and how to install it."""
+    libraries, hashes = {}, {tuple(SYMBOLS): SYMBOLS_SHA256}
+    for name, task in TASK_OBJECTS.items():
+        try:
+            libraries[name] = symbols_for(task, SYMBOLS, config.get("kicad_symbols"))
+        except TaskError as exc:
+            raise WorkflowError(f"task {name}: {exc} (or narrow the run with "
+                                "--config tasks=...)") from None
+        key = tuple(libraries[name])
+        if key not in hashes:
+            hashes[key] = libraries_hash(libraries[name])
+    return libraries, {name: hashes[tuple(libs)] for name, libs in libraries.items()}
+
+
+# Per task: the library paths a pair draws with, and their names and bytes' hash.
+TASK_SYMBOLS, TASK_SYMBOLS_SHA256 = _task_libraries()
+
+
+def task_symbols(wildcards):
+    return TASK_SYMBOLS[wildcards.task]
+
+
+def task_libraries_hash(wildcards):
+    return TASK_SYMBOLS_SHA256[wildcards.task]
+
 PAIR = "results/runs/{model}/{task}/{sample}"
 
 
@@ -162,9 +192,11 @@ def task_file(task_id, path):
 
 
 def prompt_files(wildcards):
-    """What a prompt pack shows besides task.md: the base design an edit task starts from."""
-    path = TASK_OBJECTS[wildcards.task].base_ops_path
-    return [task_file(wildcards.task, path)] if path else []
+    """What a prompt pack shows besides task.md: the base design an edit task starts
+    from, and the datasheet notes on the parts a board task names."""
+    task = TASK_OBJECTS[wildcards.task]
+    notes = [f"{config['tasks_dir']}/{DATASHEETS}/{p.name}" for p in task.datasheet_paths]
+    return ([task_file(wildcards.task, task.base_ops_path)] if task.base_ops_path else []) + notes
 
 
 def task_yaml(wildcards):
@@ -231,7 +263,7 @@ def agent_flags(wildcards):
         return ""
     return (f"--prompt {shlex.quote(prompt_of(entry, wildcards))}"
             f" --skills {shlex.quote(skills_dir(entry))}"
-            f" --symbols {' '.join(map(shlex.quote, SYMBOLS))}")
+            f" --symbols {' '.join(map(shlex.quote, TASK_SYMBOLS[wildcards.task]))}")
 
 
 def provider_slots():

@@ -46,10 +46,10 @@ rule apply:
         result=pair_path("apply.json"),
     params:
         task_dir=task_path(),
-        symbols=SYMBOLS,
+        symbols=task_symbols,
         # The libraries' names and bytes rather than six more inputs a job: an edit
         # reruns the draws, and a 2,000-pair DAG has 12,000 fewer files to track.
-        libraries=SYMBOLS_SHA256,
+        libraries=task_libraries_hash,
         draw_meta=draw_meta,
         fingerprint=step_fingerprint("apply"),
         timeout=STEP_TIMEOUT,

@@ -13,7 +13,7 @@ rule prompt_pack:
     params:
         # Paths, not inputs: an edited library must never rerun a paid generate call.
         # `snakemake --forcerun prompt_pack` refreshes the pin tables when you want it.
-        symbols=SYMBOLS,
+        symbols=task_symbols,
         skills_dir=lambda wildcards: SKILLS[wildcards.skills],
         task_dir=lambda wildcards, input: os.path.dirname(input.task),
         fingerprint=step_fingerprint("prompt_pack"),

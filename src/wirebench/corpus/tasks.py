@@ -16,15 +16,19 @@ directory runs unchanged. The directory name is the task's id in results paths.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PLANNED = "planned"  # tasks/planned/ holds tasks that are written but not run
+DATASHEETS = "datasheets"  # tasks/datasheets/<symbol>.md: our notes on a real part
+LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
 NETS_EXACT = {"id": "nets", "kind": "nets_exact"}
 SIMULATION = {"id": "sim", "kind": "simulation"}
 LAYOUT_CLEAN = {"id": "layout", "kind": "layout_clean"}
+ERC_CLEAN = {"id": "erc", "kind": "erc_clean"}
 
 
 class TaskError(Exception):
@@ -69,6 +73,18 @@ class Task:
         return self.meta.get("tier", "design" if self.testbench else "transcription")
 
     @property
+    def functional(self) -> bool:
+        """Judged by what the circuit does or must obey (a testbench, design rules), not
+        by a ground-truth netlist: the agent chose the topology and the net names."""
+        return self.testbench is not None or self.tier == "board"
+
+    @property
+    def libraries(self) -> list[str]:
+        """KiCad symbol libraries the task draws with, by name (corpus/libraries.py);
+        empty for a task that uses the run's own `symbols`."""
+        return list(self.meta.get("libraries", []))
+
+    @property
     def criteria(self) -> list[dict]:
         """The task's criteria. A task that expects success is always held to its nets, or,
         when it has a testbench, to what its simulation measures (the agent chose the
@@ -81,8 +97,11 @@ class Task:
         if self.testbench is not None:
             if "simulation" not in kinds:
                 listed.insert(0, dict(SIMULATION))
-        elif "nets_exact" not in kinds:
+        elif not self.functional and "nets_exact" not in kinds:
             listed.insert(0, dict(NETS_EXACT))
+        # A board is reviewed as KiCad's own ERC would: every pin connected or marked.
+        if self.tier == "board" and "erc_clean" not in kinds:
+            listed.append(dict(ERC_CLEAN))
         # A sheet is for people too: every drawn answer is held to a readable layout,
         # unless the task says why it cannot be (layout_exempt).
         if "layout_clean" not in kinds and not self.meta.get("layout_exempt"):
@@ -100,6 +119,23 @@ class Task:
         return hashlib.sha256(json.dumps({**doc, "kinds": kinds}, sort_keys=True)
                               .encode()).hexdigest()[:16]
 
+    def named_lib_ids(self) -> list[str]:
+        """lib_ids the prompt (in backquotes) and the base design name, in first-seen
+        order: the prompt pack shows their pin tables and datasheet notes."""
+        text = self.prompt_path.read_text(encoding="utf-8")
+        if self.base_ops_path:
+            text += "\n" + " ".join(f"`{m}`" for m in re.findall(
+                r'"lib_id":\s*"([^"]+)"', self.base_ops_path.read_text(encoding="utf-8")))
+        return list(dict.fromkeys(LIB_ID.findall(text)))
+
+    @property
+    def datasheet_paths(self) -> list[Path]:
+        """Our datasheet notes on the parts the task names, from the corpus's shared
+        datasheets/ folder (one file per symbol name, such as STM32F030F4Px.md)."""
+        folder = self.path.parent / DATASHEETS
+        paths = (folder / f"{lib_id.split(':', 1)[1]}.md" for lib_id in self.named_lib_ids())
+        return [p for p in paths if p.is_file()]
+
     @property
     def arrange_path(self) -> Path:
         return self.path / "postcheck_arrange.json"
@@ -112,8 +148,8 @@ class Task:
 
     def expected_nets(self) -> dict[str, frozenset[str]]:
         # A task that expects the agent to stop may have no circuit at all, and a design
-        # task has none to compare with: its simulation judges it.
-        if self.testbench is not None and not self.expected_path.is_file():
+        # or board task has none to compare with: its simulation or its rules judge it.
+        if self.functional and not self.expected_path.is_file():
             return {}
         return load_expected(self.expected_path,
                              allow_empty="success" not in self.expected_outcomes)

@@ -164,17 +164,20 @@ def _sheet_facts(task, sheet: Path) -> dict:
     """What the task's criteria need to know about the sheet, read now by akcli so the
     score step stays free of akcli (and reruns in milliseconds)."""
     from wirebench.runtime import akcli_backend
+    from wirebench.verify.design_rules import RULE_KINDS
 
     kinds = {c["kind"] for c in task.criteria}
     facts: dict = {}
-    if "values" in kinds:
+    if kinds & ({"values", "max_parts"} | RULE_KINDS):
         doc = akcli_backend.run("read", str(sheet)).json() or {}
-        facts["values"] = {c["designator"]: c.get("value")
-                           for c in doc.get("components", []) if c.get("designator")}
-    if "max_parts" in kinds:
-        doc = akcli_backend.run("read", str(sheet)).json() or {}
-        facts["parts"] = sorted({c["designator"] for c in doc.get("components", [])
-                                 if c.get("designator") and not c["designator"].startswith("#")})
+        parts = [c for c in doc.get("components", []) if c.get("designator")]
+        if "values" in kinds:
+            facts["values"] = {c["designator"]: c.get("value") for c in parts}
+        if "max_parts" in kinds:
+            facts["parts"] = sorted({c["designator"] for c in parts
+                                     if not c["designator"].startswith("#")})
+        if kinds & RULE_KINDS:
+            facts["board"] = _board_facts(parts)
     for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity"),
                        ("layout_clean", "--layout")):
         if kind in kinds:
@@ -183,6 +186,20 @@ def _sheet_facts(task, sheet: Path) -> dict:
                            for f in doc.get("findings", [])
                            if f.get("severity") in ("warning", "error")]
     return facts
+
+
+def _board_facts(parts: list[dict]) -> dict:
+    """Each real part's lib_id, value and pin names, for the design rules. A multi-unit
+    part is read once per unit: its units' pins are merged under one designator."""
+    board: dict = {"parts": {}, "pins": {}}
+    for c in parts:
+        ref = c["designator"]
+        if ref.startswith("#"):
+            continue
+        board["parts"][ref] = {"lib_id": c.get("library_ref"), "value": c.get("value")}
+        board["pins"].setdefault(ref, {}).update(
+            {str(p["number"]): p.get("name") for p in c.get("pins", []) if p.get("number")})
+    return board
 
 
 def _render(sheet: Path, work: Path, out_svg: Path) -> None:

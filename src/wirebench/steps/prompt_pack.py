@@ -8,22 +8,10 @@ so a docs edit reruns exactly the agents that read those docs.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from wirebench.corpus.tasks import load_task
 from wirebench.evidence.files import write_bytes_atomic
-
-LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
-
-
-def named_symbols(task) -> list[str]:
-    """lib_ids the task's prompt (and its base design) name, in first-seen order."""
-    text = task.prompt_path.read_text(encoding="utf-8")
-    if task.base_ops_path:
-        text += "\n" + " ".join(f"`{m}`" for m in re.findall(
-            r'"lib_id":\s*"([^"]+)"', task.base_ops_path.read_text(encoding="utf-8")))
-    return list(dict.fromkeys(LIB_ID.findall(text)))
 
 
 def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
@@ -39,12 +27,15 @@ def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
     parts.append("# Reference: the op-list JSON Schema (`akcli schema ops`)\n\n```json\n"
                  + akcli_backend.ops_schema_text().rstrip() + "\n```")
     tables = []
-    for lib_id in named_symbols(task):
+    for lib_id in task.named_lib_ids():
         res = akcli_backend.pins_text(lib_id, symbols)
         if res.rc == 0:
             tables.append("```\n" + res.stdout.rstrip() + "\n```")
     if tables:
         parts.append("# Reference: pin tables (`akcli pins`)\n\n" + "\n\n".join(tables))
+    notes = [p.read_text(encoding="utf-8").rstrip() for p in task.datasheet_paths]
+    if notes:
+        parts.append("# Reference: datasheet notes\n\n" + "\n\n".join(notes))
     parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
     return "\n\n".join(parts) + "\n"
 

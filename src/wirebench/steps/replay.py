@@ -14,7 +14,8 @@ from wirebench.evidence.trace import pair_trace
 from wirebench.steps.pair import evaluate_pair
 
 
-def replay(results: Path, tasks_dir: Path, symbols: list[str]) -> dict:
+def replay(results: Path, tasks_dir: Path, symbols: list[str],
+           kicad: str | None = None) -> dict:
     """Re-evaluate every stored pair and compare its trace with the stored one."""
     report = {"pairs": [], "equivalent": 0}
     for score_path in sorted(Path(results).glob("runs/*/*/*/score.json")):
@@ -28,7 +29,7 @@ def replay(results: Path, tasks_dir: Path, symbols: list[str]) -> dict:
             (scratch / "ops.json").write_bytes((pair / "ops.json").read_bytes())
             evaluate_pair(scratch / "ops.json", Path(tasks_dir) / doc["task"], symbols, scratch,
                           {k: doc[k] for k in ("model", "task", "sample")},
-                          agent=pair / "agent.json")
+                          agent=pair / "agent.json", kicad=kicad)
             fresh = pair_trace(scratch)
         differs = [a["step"] for a, b, c in zip(stored["steps"], now_stored["steps"],
                                                  fresh["steps"], strict=True)

@@ -66,7 +66,8 @@ def failed_for(result: dict, sim: dict | None, target: str) -> bool:
     return any(c["id"] == target and c["verdict"] == "fail" for c in result["criteria"])
 
 
-def wrong_answer_problems(task, symbols: list[str], scratch: Path) -> list[str]:
+def wrong_answer_problems(task, symbols: list[str], scratch: Path,
+                          kicad: str | None = None) -> list[str]:
     """Each known-wrong answer must fail, and for the reason the task states."""
     from wirebench.evidence.files import read_json
 
@@ -78,7 +79,7 @@ def wrong_answer_problems(task, symbols: list[str], scratch: Path) -> list[str]:
             continue
         pair = scratch / f"wrong-{i}"
         result = evaluate_pair(path, task.path, symbols, pair,
-                               {"model": "wrong", "task": task.id, "sample": i})
+                               {"model": "wrong", "task": task.id, "sample": i}, kicad=kicad)
         sim = read_json(pair / "sim.json") if (pair / "sim.json").is_file() else None
         if result["passed"]:
             problems.append(f"wrong answer {wrong['file']} passes; it should fail on "
@@ -89,7 +90,7 @@ def wrong_answer_problems(task, symbols: list[str], scratch: Path) -> list[str]:
     return problems
 
 
-def check_corpus(tasks_dir: Path, symbols: list[str]) -> dict:
+def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) -> dict:
     report: dict = {"tasks": [], "problems": [], "ok": 0}
     dirs = discover(tasks_dir)
     if not dirs:
@@ -116,7 +117,8 @@ def check_corpus(tasks_dir: Path, symbols: list[str]) -> dict:
                     raise TaskError(f"{task.reference_path}: missing")
                 result = evaluate_pair(task.reference_path, task.path, symbols,
                                        Path(td) / d.name,
-                                       {"model": "reference", "task": task.id, "sample": 1})
+                                       {"model": "reference", "task": task.id, "sample": 1},
+                                       kicad=kicad)
                 if not result["outcome_ok"]:
                     entry["problems"].append(
                         f"reference ends {result['outcome']}, but the task expects "
@@ -127,7 +129,8 @@ def check_corpus(tasks_dir: Path, symbols: list[str]) -> dict:
                 if entry["problems"] and result["errors"]:
                     entry["problems"].extend(result["errors"])
                 entry["problems"].extend(design_problems(task))
-                entry["problems"].extend(wrong_answer_problems(task, symbols, Path(td) / d.name))
+                entry["problems"].extend(
+                    wrong_answer_problems(task, symbols, Path(td) / d.name, kicad))
                 entry["tier"] = task.tier
             except TaskError as exc:
                 entry["problems"].append(str(exc))

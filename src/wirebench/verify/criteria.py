@@ -7,8 +7,11 @@ the rendered sheet. Each verdict has the criterion's id and one readable line.
 
 from __future__ import annotations
 
+from wirebench.verify.design_rules import RULE_KINDS, Board, check
+
 SHEET_KINDS = {"nets_exact", "values", "erc_clean", "integrity", "arrange_survives",
-               "relabel_equivalent", "subjective", "simulation", "layout_clean", "max_parts"}
+               "relabel_equivalent", "subjective", "simulation", "layout_clean",
+               "max_parts", *RULE_KINDS}
 
 
 def _verdict(criterion: dict, verdict: str, detail: str) -> dict:
@@ -24,9 +27,18 @@ def _values(criterion: dict, facts: dict) -> tuple[bool, str]:
     return not wrong, "; ".join(wrong) or f"{len(criterion['values'])} value(s) as asked"
 
 
-def _findings(kind: str, facts: dict) -> tuple[bool, str]:
-    found = facts.get(kind, [])
-    return not found, "; ".join(found[:3]) or "no warnings or errors"
+def _findings(criterion: dict, facts: dict) -> tuple[bool, str]:
+    """akcli's warnings and errors, less the ones the task waives: a waiver names a
+    finding code, optionally a pattern its message must match, and why it is no fault
+    (akcli's ERC counts a crystal's passive pins as no driver of an oscillator input)."""
+    import re
+
+    found = facts.get(criterion["kind"], [])
+    waivers = criterion.get("waive", [])
+    kept = [f for f in found if not any(
+        f.startswith(w["code"] + " ") and re.search(w.get("match", ""), f) for w in waivers)]
+    waived = f" ({len(found) - len(kept)} waived)" if len(kept) < len(found) else ""
+    return not kept, ("; ".join(kept[:3]) or "no warnings or errors") + waived
 
 
 def _simulation(sim: dict | None) -> tuple[str, str]:
@@ -40,7 +52,8 @@ def _simulation(sim: dict | None) -> tuple[str, str]:
 
 
 def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dict,
-             applied: dict, equivalent: bool | None, sim: dict | None = None) -> list[dict]:
+             applied: dict, equivalent: bool | None, sim: dict | None = None,
+             board: Board | None = None) -> list[dict]:
     verdicts = []
     facts = applied.get("facts") or {}
     used = set(validation.get("ops_used", []))
@@ -59,11 +72,14 @@ def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dic
             verdict, detail = _simulation(sim)
             verdicts.append(_verdict(c, verdict, detail))
             continue
+        elif kind in RULE_KINDS:
+            ok, detail = (check(c, board) if board is not None
+                          else (False, "no netlist to check the rule on"))
         elif kind == "max_parts":
             n = len(facts.get("parts", []))
             ok, detail = n <= c["max"], f"{n} parts placed (at most {c['max']})"
         elif kind in ("erc_clean", "integrity", "layout_clean"):
-            ok, detail = _findings(kind, facts)
+            ok, detail = _findings(c, facts)
         elif kind == "uses_op":
             ok, detail = c["op"] in used, f"{c['op']} {'used' if c['op'] in used else 'not used'}"
         elif kind == "forbids_op":

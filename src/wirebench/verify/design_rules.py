@@ -1,0 +1,255 @@
+"""Design rules checked on the drawn netlist: the board tier's criteria.
+
+A board task is judged the way a reviewer reads a schematic against a datasheet: does
+every supply pin have its own capacitor, is BOOT0 strapped, do the CC pins carry their
+5.1 kΩ. Each rule is one typed entry of task.yaml's `criteria`, and ends in a verdict
+with one readable line. The agent chooses its own designators and net names, so a rule
+names parts by lib_id (every placed part of that lib_id is held to it) and pins by name
+(a glob such as `VDD*`) or number; only the rails a task spells out are named nets.
+
+  decoupled   every matching pin has its own capacitor in `range` to net `to`
+              (stacked pins on one net need one capacitor each)
+  strap       a pin reaches `to` (a net, or another part's pin) through a part of
+              class `via` (default R) in `range`
+  pulled      the same check, for a pull-up or pull-down on a pin or a named net
+  series      the same check between two pins: a series resistor, an inductor
+  connected   a pin is on net `to`, or on the same net as another part's pin
+  no_connect  the pins a datasheet says to leave open touch nothing else
+  part        between `min` and `max` parts of a lib_id are placed (default 1..)
+
+Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, or a
+mapping {part, pin}. Values are read as schematics write them: 100n, 0.1uF, 4k7, 5.1k,
+1M (mega, as on a schematic), 22R.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "no_connect",
+                        "part"})
+# Two-terminal parts by class: the lib_id's symbol name, as KiCad's Device library names
+# them (R, R_Small, R_US; C, C_Small, C_Polarized, CP; L, L_Small; D, D_Schottky ...).
+CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
+           "L": re.compile(r"^L(_|$)"), "D": re.compile(r"^D(_|$)"),
+           "FB": re.compile(r"^(Ferrite|FerriteBead)")}
+_UNIT = re.compile(r"(ohms?|Ω|[fFhH])$")
+
+
+def part_value(text) -> float | None:
+    """A schematic's value as a number: `100n`, `0.1uF`, `4k7`, `5.1k`, `22R`, `4R7`,
+    `1M` (mega: on a schematic M is never milli), `10uF 16V` (the first word)."""
+    from wirebench.corpus.testbench import eng_value
+
+    if text is None:
+        return None
+    word = re.split(r"[\s/,]", str(text).strip().replace("µ", "u").replace("μ", "u"))[0]
+    word = _UNIT.sub("", word)
+    if re.fullmatch(r"\d+[Rr]\d*", word):  # 4R7, 22R: R marks the decimal point
+        word = word.replace("R", ".").replace("r", ".").rstrip(".")
+    word = re.sub(r"M(?=\d*$)", "meg", word)
+    m = re.fullmatch(r"(\d+)(meg|[fpnumkgtKG])(\d+)", word)  # 4k7 is 4.7k
+    if m:
+        word = f"{m[1]}.{m[3]}{m[2]}"
+    return eng_value(word)
+
+
+def describe_range(bounds) -> str:
+    low, high = bounds
+    return f"{low}–{high}"
+
+
+@dataclass
+class Board:
+    """The drawn netlist with what a rule needs: each pin's net, each part's lib_id,
+    value and pin names. Built from nets.json and the apply step's `board` facts."""
+
+    parts: dict[str, dict]                      # ref -> {lib_id, value}
+    pin_names: dict[str, dict[str, str]]        # ref -> {number: name}
+    net_of: dict[str, str] = field(default_factory=dict)  # "REF.PIN" -> net id
+    members: dict[str, set[str]] = field(default_factory=dict)
+    names: dict[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def from_docs(cls, nets_doc: dict, facts: dict) -> Board:
+        board = cls(parts=dict(facts.get("parts", {})), pin_names=dict(facts.get("pins", {})))
+        for i, net in enumerate(nets_doc.get("nets", [])):
+            key = net.get("stable_id") or f"net{i}"
+            real = {m for m in net.get("members", []) if not m.startswith("#")}
+            board.members[key] = real
+            board.names[key] = net.get("name")
+            for m in real:
+                board.net_of[m] = key
+        return board
+
+    def label(self, net: str | None) -> str:
+        if net is None:
+            return "no net"
+        return self.names.get(net) or "an unnamed net"
+
+    def refs_of(self, lib_id: str) -> list[str]:
+        return sorted((r for r, p in self.parts.items() if p.get("lib_id") == lib_id),
+                      key=_natural)
+
+    def pins(self, ref: str, pattern: str) -> list[str]:
+        """Pin numbers of `ref` whose name matches the glob, or whose number is it."""
+        names = self.pin_names.get(ref, {})
+        return sorted((n for n, name in names.items()
+                       if n == pattern or fnmatchcase(name or "", pattern)), key=_natural)
+
+    def nets_named(self, name: str) -> set[str]:
+        return {k for k, v in self.names.items() if v == name}
+
+    def pin_net(self, ref: str, number: str) -> str | None:
+        return self.net_of.get(f"{ref}.{number}")
+
+    def two_terminal(self, cls: str) -> list[tuple[str, str, str]]:
+        """(ref, net of pin 1, net of pin 2) for each part of the class."""
+        rx = CLASSES[cls]
+        out = []
+        for ref, part in self.parts.items():
+            symbol = str(part.get("lib_id", "")).split(":")[-1]
+            if rx.search(symbol):
+                out.append((ref, self.pin_net(ref, "1"), self.pin_net(ref, "2")))
+        return out
+
+    def bridges(self, a: set[str], b: set[str], cls: str, bounds) -> tuple[list, list]:
+        """Parts of `cls` with one pin on a net of `a` and the other on `b`: those whose
+        value is in bounds, and those (ref, value) that join the nets with another value."""
+        low, high = (part_value(v) for v in bounds)
+        good, off = [], []
+        for ref, n1, n2 in self.two_terminal(cls):
+            if None in (n1, n2) or not ((n1 in a and n2 in b) or (n1 in b and n2 in a)):
+                continue
+            value = part_value(self.parts[ref].get("value"))
+            (good if value is not None and low * 0.9999 <= value <= high * 1.0001
+             else off).append((ref, self.parts[ref].get("value")))
+        return good, off
+
+
+def _natural(text: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+class RuleError(Exception):
+    """A rule that cannot be judged on this sheet, with the reason as its verdict line."""
+
+
+def _pin_nets(board: Board, spec: dict, pin_key: str = "pin") -> list[tuple[str, str, str | None]]:
+    """(ref, pin number, net) for every pin the endpoint names on every matching part."""
+    refs = board.refs_of(spec["part"])
+    if not refs:
+        raise RuleError(f"no {spec['part']} is placed")
+    found = []
+    for ref in refs:
+        numbers = board.pins(ref, str(spec[pin_key]))
+        if not numbers:
+            raise RuleError(f"{ref} ({spec['part']}) has no pin {spec[pin_key]!r}")
+        found.extend((ref, n, board.pin_net(ref, n)) for n in numbers)
+    return found
+
+
+def _pin_text(board: Board, ref: str, number: str) -> str:
+    name = board.pin_names.get(ref, {}).get(number)
+    return f"{ref} {name} (pin {number})" if name and name != number else f"{ref} pin {number}"
+
+
+def _target(board: Board, to) -> tuple[set[str], str]:
+    """The nets an endpoint `to` names, and how to say it."""
+    if isinstance(to, str):
+        return board.nets_named(to), to
+    pins = _pin_nets(board, to)
+    return {n for _, _, n in pins if n}, " / ".join(_pin_text(board, r, p) for r, p, _ in pins)
+
+
+def _decoupled(rule: dict, board: Board) -> tuple[bool, str]:
+    ground, ground_text = _target(board, rule.get("to", "GND"))
+    bounds = rule["range"]
+    by_net: dict[str | None, list[tuple[str, str]]] = {}
+    for ref, number, net in _pin_nets(board, rule, "pins"):
+        by_net.setdefault(net, []).append((ref, number))
+    short = []
+    for net, pins in sorted(by_net.items(), key=lambda kv: _natural(str(kv[1][0]))):
+        names = ", ".join(_pin_text(board, r, p) for r, p in pins)
+        if net is None or net in ground:
+            short.append(f"{names} {'is not connected' if net is None else 'is on ' + ground_text}")
+            continue
+        good, off = board.bridges({net}, ground, "C", bounds)
+        need = len(pins) if rule.get("each", True) else 1
+        if len(good) < need:
+            extra = f"; {', '.join(f'{r}={v}' for r, v in off)} out of range" if off else ""
+            short.append(f"{names} on {board.label(net)}: {len(good)} capacitor(s) of "
+                         f"{describe_range(bounds)} to {ground_text}, needs {need}{extra}")
+    total = sum(len(p) for p in by_net.values())
+    return not short, "; ".join(short) or (
+        f"{total} pin(s) each with a {describe_range(bounds)} capacitor to {ground_text}")
+
+
+def _bridged(rule: dict, board: Board) -> tuple[bool, str]:
+    """strap, pulled, series: a part of class `via` in `range` from an endpoint to `to`."""
+    cls, bounds = rule.get("via", "R"), rule["range"]
+    target, target_text = _target(board, rule["to"])
+    if "net" in rule:
+        sources = [(rule["net"], board.nets_named(rule["net"]))]
+    else:
+        sources = [(_pin_text(board, r, p), {n} if n else set())
+                   for r, p, n in _pin_nets(board, rule)]
+    wrong = []
+    for text, nets in sources:
+        if not nets:
+            wrong.append(f"{text} is not connected")
+        elif not target:
+            wrong.append(f"there is no {target_text}")
+        elif nets & target:
+            wrong.append(f"{text} is tied straight to {target_text}")
+        else:
+            good, off = board.bridges(nets, target, cls, bounds)
+            if not good:
+                extra = (f" ({', '.join(f'{r}={v}' for r, v in off)} is out of range)"
+                         if off else "")
+                wrong.append(f"{text} does not reach {target_text} through a {cls} of "
+                             f"{describe_range(bounds)}{extra}")
+    return not wrong, "; ".join(wrong) or (
+        f"{', '.join(t for t, _ in sources)} reach {target_text} through a {cls} of "
+        f"{describe_range(bounds)}")
+
+
+def _connected(rule: dict, board: Board) -> tuple[bool, str]:
+    target, target_text = _target(board, rule["to"])
+    wrong = [f"{_pin_text(board, r, p)} is on {board.label(n)}, not {target_text}"
+             for r, p, n in _pin_nets(board, rule) if n is None or n not in target]
+    return not wrong, "; ".join(wrong) or f"{rule['pin']} of {rule['part']} on {target_text}"
+
+
+def _no_connect(rule: dict, board: Board) -> tuple[bool, str]:
+    wrong = []
+    for pin in rule["pins"]:
+        for ref, number, net in _pin_nets(board, {"part": rule["part"], "pin": pin}):
+            others = board.members.get(net, set()) - {f"{ref}.{number}"} if net else set()
+            if others:
+                wrong.append(f"{_pin_text(board, ref, number)} must be left open, but is on "
+                             f"{board.label(net)} with {', '.join(sorted(others)[:3])}")
+    return not wrong, "; ".join(wrong) or f"{len(rule['pins'])} pin(s) left open"
+
+
+def _part(rule: dict, board: Board) -> tuple[bool, str]:
+    n = len(board.refs_of(rule["part"]))
+    low, high = rule.get("min", 1), rule.get("max")
+    ok = n >= low and (high is None or n <= high)
+    want = f"{low}..{high}" if high is not None else f"at least {low}"
+    return ok, f"{n} {rule['part']} placed (wants {want})"
+
+
+CHECKS = {"decoupled": _decoupled, "strap": _bridged, "pulled": _bridged,
+          "series": _bridged, "connected": _connected, "no_connect": _no_connect,
+          "part": _part}
+
+
+def check(rule: dict, board: Board) -> tuple[bool, str]:
+    """One rule's verdict on the board, and its reason."""
+    try:
+        return CHECKS[rule["kind"]](rule, board)
+    except RuleError as exc:
+        return False, str(exc)
