@@ -123,8 +123,9 @@ def dumps(doc: dict) -> str:
 def mutate(parts: list[Part], change: dict) -> list[Part]:
     """The reference with one change: drop a part, set a value, move a pin to a net."""
     out = []
+    drop = change.get("drop", [])
     for p in parts:
-        if p.ref == change.get("drop"):
+        if p.ref in ([drop] if isinstance(drop, str) else drop):
             continue
         q = Part(p.ref, p.lib_id, p.value, dict(p.pins), p.rotation, p.stub)
         if p.ref == change.get("ref"):

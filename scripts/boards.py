@@ -94,4 +94,90 @@ B01 = {
     },
 }
 
-BOARDS = [B01]
+
+def usb_c_sink(vbus="VBUS"):
+    """A USB 2.0 Type-C receptacle as a sink: 5.1 kΩ from each CC pin to ground, both
+    D+ pins and both D- pins joined, the shield to ground through 1 MΩ || 4.7 nF."""
+    return [
+        Part("J1", USBC, None, {"VBUS": vbus, "GND": "GND", "CC1": "CC1", "CC2": "CC2",
+                                "A6": "USB_DP", "B6": "USB_DP", "A7": "USB_DM",
+                                "B7": "USB_DM", "SHIELD": "SHIELD"}),
+        R("R1", "5.1k", "CC1", "GND"), R("R2", "5.1k", "CC2", "GND"),
+        R("R3", "1M", "SHIELD", "GND"), C("C1", "4.7n", "SHIELD"),
+    ]
+
+
+RP2040_CORE = [
+    Part("U1", RP2040, "RP2040", {
+        "IOVDD": "+3V3", "DVDD": "+1V1", "VREG_VOUT": "+1V1", "VREG_IN": "+3V3",
+        "ADC_AVDD": "+3V3", "USB_VDD": "+3V3", "GND": "GND", "TESTEN": "GND",
+        "XIN": "XIN", "XOUT": "XOUT", "RUN": "RUN", "SWCLK": "SWCLK", "SWD": "SWDIO",
+        "QSPI_SS": "QSPI_SS", "QSPI_SCLK": "QSPI_SCLK", "QSPI_SD0": "QSPI_SD0",
+        "QSPI_SD1": "QSPI_SD1", "QSPI_SD2": "QSPI_SD2", "QSPI_SD3": "QSPI_SD3",
+        "GPIO0": "UART_TX", "GPIO1": "UART_RX", "GPIO25": "LED_STATUS"}),
+    *(C(f"C{i}", "100n", "+3V3") for i in range(1, 7)),          # one per IOVDD pin
+    C("C7", "100n", "+1V1"), C("C8", "100n", "+1V1"),               # one per DVDD pin
+    C("C9", "1u", "+3V3"), C("C10", "1u", "+1V1"),                  # VREG in and out
+    C("C11", "100n", "+3V3"), C("C12", "100n", "+3V3"),             # ADC_AVDD, USB_VDD
+    Part("Y1", "Device:Crystal", "12MHz", {"1": "XIN", "2": "XTAL_OUT"}),
+    R("R1", "1k", "XOUT", "XTAL_OUT"),
+    C("C13", "15p", "XIN"), C("C14", "15p", "XTAL_OUT"),
+    Part("U2", "Memory_Flash:W25Q32JVSS", "W25Q32JV", {
+        "~{CS}": "QSPI_SS", "CLK": "QSPI_SCLK", "DI(IO0)": "QSPI_SD0", "DO(IO1)": "QSPI_SD1",
+        "IO2": "QSPI_SD2", "IO3": "QSPI_SD3", "VCC": "+3V3", "GND": "GND"}),
+    C("C15", "100n", "+3V3"),
+    R("R2", "10k", "RUN", "+3V3"),
+    Part("SW1", "Switch:SW_Push", None, {"1": "RUN", "2": "GND"}),
+    R("R3", "1k", "QSPI_SS", "BOOTSEL"),
+    Part("SW2", "Switch:SW_Push", None, {"1": "BOOTSEL", "2": "GND"}),
+    header("J2", ["SWCLK", "GND", "SWDIO"]),
+]
+
+B02 = {
+    "id": "b02-rp2040-minimum",
+    "title": "RP2040 minimum system",
+    "libraries": ["Device", "Switch", "Connector_Generic", "Regulator_Linear",
+                  "MCU_RaspberryPi", "Memory_Flash"],
+    "parts": [
+        *RP2040_CORE,
+        header("J1", ["+5V", "GND"]), C("C16", "10u", "+5V"),
+        *ldo_block("U3", "C17", "C18"),
+        header("J3", ["+3V3", "UART_TX", "UART_RX", "GND"]),
+        R("R4", "1k", "LED_STATUS", "LED_A"), LED("D1", "LED_A", "GND"),
+    ],
+    "wrong": {
+        "two-supply-capacitors-short": {"drop": ["C5", "C6"]},
+        "no-xout-resistor": {"drop": "R1", "add": [
+            {"ref": "R1", "lib_id": "Device:R", "value": "0", "pins": {"1": "XOUT", "2": "XTAL_OUT"}}]},
+        "testen-floating": {"ref": "U1", "pins": {"TESTEN": None}},
+        "dvdd-unpowered": {"ref": "U1", "pins": {"VREG_VOUT": "VREG_OUT"}},
+    },
+}
+
+B03 = {
+    "id": "b03-usb-c-sink",
+    "title": "USB-C 5 V sink with 3.3 V LDO",
+    "libraries": ["Device", "Connector", "Connector_Generic", "Regulator_Linear",
+                  "Power_Protection"],
+    "parts": [
+        *usb_c_sink("VBUS_IN"),
+        Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS_IN", "2": "VBUS"}),
+        Part("D1", "Device:D_TVS", "SMAJ5.0A", {"A1": "VBUS", "A2": "GND"}),
+        Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "VBUS",
+                                        "GND": "GND"}),
+        C("C2", "100n", "VBUS"), C("C3", "10u", "VBUS"),
+        *ldo_block("U2", "C4", "C5", vin="VBUS"),
+        C("C6", "100n", "+3V3"), C("C7", "10u", "+3V3"),
+        header("J2", ["VBUS", "+3V3", "USB_DP", "USB_DM", "GND"]),
+        R("R4", "2.2k", "VBUS", "VBUS_LED"), LED("D2", "VBUS_LED", "GND"),
+        R("R5", "1k", "+3V3", "PWR_LED"), LED("D3", "PWR_LED", "GND"),
+    ],
+    "wrong": {
+        "one-cc-resistor": {"drop": "R2", "add": [], "ref": "J1", "pins": {"CC2": "CC1"}},
+        "cc-10k": {"ref": "R1", "value": "10k"},
+        "no-esd": {"drop": "U1"},
+        "b-side-data-open": {"ref": "J1", "pins": {"B6": None, "B7": None}},
+    },
+}
+
+BOARDS = [B01, B02, B03]

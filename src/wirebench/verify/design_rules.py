@@ -8,9 +8,11 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
 (a glob such as `VDD*`) or number; only the rails a task spells out are named nets.
 
   decoupled   every matching pin has its own capacitor in `range` to net `to`
-              (stacked pins on one net need one capacitor each)
+              (stacked pins on one net need one capacitor each; `min_count` asks
+              for more, such as a buck's two output capacitors)
   strap       a pin reaches `to` (a net, or another part's pin) through a part of
-              class `via` (default R) in `range`
+              class `via` (default R) in `range`; pins matched by one glob (CC?)
+              need a net and a strap each
   pulled      the same check, for a pull-up or pull-down on a pin or a named net
   series      the same check between two pins: a series resistor, an inductor
   connected   a pin is on net `to`, or on the same net as another part's pin
@@ -177,7 +179,7 @@ def _decoupled(rule: dict, board: Board) -> tuple[bool, str]:
             short.append(f"{names} {'is not connected' if net is None else 'is on ' + ground_text}")
             continue
         good, off = board.bridges({net}, ground, "C", bounds)
-        need = len(pins) if rule.get("each", True) else 1
+        need = max(len(pins) if rule.get("each", True) else 1, rule.get("min_count", 1))
         if len(good) < need:
             extra = f"; {', '.join(f'{r}={v}' for r, v in off)} out of range" if off else ""
             short.append(f"{names} on {board.label(net)}: {len(good)} capacitor(s) of "
@@ -197,6 +199,14 @@ def _bridged(rule: dict, board: Board) -> tuple[bool, str]:
         sources = [(_pin_text(board, r, p), {n} if n else set())
                    for r, p, n in _pin_nets(board, rule)]
     wrong = []
+    if "net" not in rule:
+        # Each pin its own strap: CC1 and CC2 tied to one 5.1 kΩ are one 2.55 kΩ pull-down.
+        shared: dict[str, list[str]] = {}
+        for text, nets in sources:
+            for net in nets:
+                shared.setdefault(net, []).append(text)
+        wrong += [f"{' and '.join(texts)} share {board.label(net)}; each needs its own"
+                  for net, texts in shared.items() if len(texts) > 1]
     for text, nets in sources:
         if not nets:
             wrong.append(f"{text} is not connected")
