@@ -92,14 +92,23 @@ def ops_for(parts: list[Part], libraries: list[str], title: str) -> list[dict]:
                 continue
             seen_at.add(at)
             ref_pin = f"{part.ref}.{pin['number']}"
-            if pin["number"] in nets and part.stub:
+            flagged = pin["name"] in part.flags or pin["number"] in part.flags
+            if pin["number"] in nets and (part.stub or flagged):
+                # Long enough for the label's text, which runs back toward the part.
+                stub = max(STUB, _snap(len(nets[pin["number"]]) * CHAR_MIL + 150))
                 px, py = ox + pin["x_mil"], oy + pin["y_mil"]
                 horizontal = abs(pin["x_mil"]) >= abs(pin["y_mil"])
-                dx = STUB * (1 if pin["x_mil"] > 0 else -1) if horizontal else 0
-                dy = 0 if horizontal else STUB * (1 if pin["y_mil"] > 0 else -1)
+                dx = stub * (1 if pin["x_mil"] > 0 else -1) if horizontal else 0
+                dy = 0 if horizontal else stub * (1 if pin["y_mil"] > 0 else -1)
                 wiring.append({"op": "add_wire", "vertices": [[px, py], [px + dx, py + dy]]})
+                # The text runs away from the part: right 0, up 90, left 180, down 270.
+                turn = {(1, 0): 0, (0, -1): 90, (-1, 0): 180, (0, 1): 270}[
+                    ((dx > 0) - (dx < 0), (dy > 0) - (dy < 0))]
                 wiring.append({"op": "add_net_label", "name": nets[pin["number"]],
-                               "at": [px + dx, py + dy]})
+                               "at": [px + dx, py + dy], "rotation": turn})
+                if flagged:  # mid-wire, where akcli's layout check wants a flag
+                    wiring.append({"op": "place_pwr_flag",
+                                   "at": [px + _snap(dx / 2), py + _snap(dy / 2)]})
             elif pin["number"] in nets:
                 wiring.append({"op": "add_net_label", "name": nets[pin["number"]],
                                "at": ref_pin})
@@ -122,12 +131,14 @@ def dumps(doc: dict) -> str:
 
 def mutate(parts: list[Part], change: dict) -> list[Part]:
     """The reference with one change: drop a part, set a value, move a pin to a net."""
+    if "also" in change:  # a change of two parts
+        parts = mutate(parts, change["also"])
     out = []
     drop = change.get("drop", [])
     for p in parts:
         if p.ref in ([drop] if isinstance(drop, str) else drop):
             continue
-        q = Part(p.ref, p.lib_id, p.value, dict(p.pins), p.rotation, p.stub)
+        q = Part(p.ref, p.lib_id, p.value, dict(p.pins), p.rotation, p.stub, p.flags)
         if p.ref == change.get("ref"):
             if "value" in change:
                 q.value = change["value"]

@@ -26,6 +26,9 @@ class Part:
     pins: dict[str, str] = field(default_factory=dict)   # pin name or number -> net
     rotation: int = 0
     stub: bool = False  # labels at the end of a short wire, not on the pins
+    # Pins whose net gets a PWR_FLAG: a supply that akcli's ERC does not know by name
+    # (VM), or one the chip makes itself (VINT).
+    flags: tuple[str, ...] = ()
 
 
 def R(ref, value, a, b):
@@ -180,4 +183,228 @@ B03 = {
     },
 }
 
-BOARDS = [B01, B02, B03]
+BME = "Sensor:BME280"
+EEPROM = "Memory_EEPROM:24LC32"
+EXPANDER = "Interface_Expansion:TCA9534"
+
+B04 = {
+    "id": "b04-i2c-sensor-board",
+    "title": "I2C sensor board",
+    "libraries": ["Device", "Connector_Generic", "Sensor", "Memory_EEPROM",
+                  "Interface_Expansion"],
+    "parts": [
+        header("J1", ["+3V3", "SDA", "SCL", "INT", "GND"]),
+        R("R1", "4.7k", "SDA", "+3V3"), R("R2", "4.7k", "SCL", "+3V3"),
+        C("C1", "10u", "+3V3"),
+        Part("U1", BME, "BME280", {"VDD": "+3V3", "VDDIO": "+3V3", "GND": "GND",
+                                   "CSB": "+3V3", "SDI": "SDA", "SCK": "SCL", "SDO": "GND"}),
+        C("C2", "100n", "+3V3"), C("C3", "100n", "+3V3"),
+        Part("U2", EEPROM, "24LC32", {"A0": "GND", "A1": "GND", "A2": "GND", "GND": "GND",
+                                      "SDA": "SDA", "SCL": "SCL", "WP": "GND", "VCC": "+3V3"}),
+        C("C4", "100n", "+3V3"),
+        Part("U3", EXPANDER, "TCA9534", {"A0": "+3V3", "A1": "GND", "A2": "GND", "GND": "GND",
+                                         "SDA": "SDA", "SCL": "SCL", "~{INT}": "INT",
+                                         "VDD": "+3V3", "P0": "LED0", "P1": "LED1",
+                                         "P2": "LED2", "P3": "LED3"}),
+        C("C5", "100n", "+3V3"),
+        R("R3", "10k", "INT", "+3V3"),
+        *(x for i in range(4) for x in (
+            R(f"R{4 + i}", "1k", "+3V3", f"LED{i}_A"), LED(f"D{1 + i}", f"LED{i}_A", f"LED{i}"))),
+    ],
+    "wrong": {
+        "no-scl-pull-up": {"drop": "R2"},
+        "weak-pull-ups": {"ref": "R1", "value": "100k"},
+        "bme280-csb-floating": {"ref": "U1", "pins": {"CSB": None}},
+        "expander-at-0x20": {"ref": "U3", "pins": {"A0": "GND"}},
+    },
+}
+
+TRANSCEIVER = "Interface_UART:MAX3485"
+
+B05 = {
+    "id": "b05-rs485-node",
+    "title": "RS-485 node",
+    "libraries": ["Device", "Connector_Generic", "Regulator_Linear", "Interface_UART"],
+    "parts": [
+        header("J1", ["+5V", "GND", "RXD", "TXD", "DE"]),
+        C("C1", "10u", "+5V"),
+        *ldo_block("U2", "C2", "C3"),
+        Part("U1", TRANSCEIVER, "MAX3485", {"VCC": "+3V3", "GND": "GND", "RO": "RXD",
+                                            "~{RE}": "DE", "DE": "DE", "DI": "TXD",
+                                            "A": "BUS_A", "B": "BUS_B"}),
+        C("C4", "100n", "+3V3"),
+        R("R1", "10k", "RXD", "+3V3"), R("R2", "10k", "DE", "GND"),
+        R("R3", "120", "BUS_A", "BUS_B"),
+        R("R4", "680", "BUS_A", "+3V3"), R("R5", "680", "BUS_B", "GND"),
+        Part("D1", "Device:D_TVS", "SM712", {"A1": "BUS_A", "A2": "GND"}),
+        Part("D2", "Device:D_TVS", "SM712", {"A1": "BUS_B", "A2": "GND"}),
+        header("J2", ["BUS_A", "BUS_B", "GND"]),
+        R("R6", "1k", "+3V3", "PWR_LED"), LED("D3", "PWR_LED", "GND"),
+        R("R7", "1k", "DE", "TX_LED"), LED("D4", "TX_LED", "GND"),
+        C("C5", "100n", "+5V"),
+    ],
+    "wrong": {
+        "no-termination": {"drop": "R3"},
+        "bias-swapped": {"ref": "R4", "pins": {"2": "GND"}, "add": [],
+                         "also": {"ref": "R5", "pins": {"2": "+3V3"}}},
+        "receiver-enable-floating": {"ref": "U1", "pins": {"~{RE}": None}},
+        "termination-1k": {"ref": "R3", "value": "1k"},
+    },
+}
+
+DRIVER = "Driver_Motor:DRV8833PWP"
+
+B06 = {
+    "id": "b06-motor-driver",
+    "title": "Dual H-bridge motor driver",
+    "libraries": ["Device", "power", "Connector_Generic", "Regulator_Linear", "Driver_Motor"],
+    "parts": [
+        header("J1", ["+5V_MOTOR", "GND"]),
+        Part("C1", "Device:C_Polarized", "47u", {"1": "+5V_MOTOR", "2": "GND"}),
+        C("C2", "100n", "+5V_MOTOR"),
+        Part("U1", DRIVER, "DRV8833PWP", {
+            "VM": "+5V_MOTOR", "GND": "GND", "GND(PPAD)": "GND", "VINT": "VINT",
+            "VCP": "VCP",
+            "nSLEEP": "nSLEEP", "nFAULT": "nFAULT", "AIN1": "AIN1", "AIN2": "AIN2",
+            "BIN1": "BIN1", "BIN2": "BIN2", "AOUT1": "MA1", "AOUT2": "MA2", "BOUT1": "MB1",
+            "BOUT2": "MB2", "AISEN": "AISEN", "BISEN": "BISEN"}, flags=("VINT",)),
+        C("C3", "2.2u", "VINT"), C("C4", "10n", "VCP", "+5V_MOTOR"),
+        R("R1", "0R2", "AISEN", "GND"), R("R2", "0R2", "BISEN", "GND"),
+        R("R3", "10k", "nFAULT", "+3V3"), R("R4", "10k", "nSLEEP", "+3V3"),
+        header("J2", ["MA1", "MA2"]), header("J3", ["MB1", "MB2"]),
+        header("J4", ["+5V", "AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", "nFAULT", "GND"]),
+        *ldo_block("U2", "C5", "C6"),
+        R("R5", "1k", "+3V3", "PWR_LED"), LED("D1", "PWR_LED", "GND"),
+        R("R6", "4.7k", "+5V_MOTOR", "MOTOR_LED"), LED("D2", "MOTOR_LED", "GND"),
+    ],
+    "wrong": {
+        "vcp-capacitor-to-ground": {"ref": "C4", "pins": {"2": "GND"}},
+        "no-bulk-capacitor": {"drop": "C1"},
+        "no-vint-capacitor": {"drop": "C3"},
+        "sense-1-ohm": {"ref": "R1", "value": "1"},
+    },
+}
+
+CHARGER = "Battery_Management:MCP73831-2-OT"
+
+B07 = {
+    "id": "b07-li-ion-charger",
+    "title": "USB-C Li-ion charger",
+    "libraries": ["Device", "Connector", "Connector_Generic", "Regulator_Linear",
+                  "Battery_Management"],
+    "parts": [
+        *usb_c_sink("VBUS"),
+        C("C2", "4.7u", "VBUS"),
+        Part("U1", CHARGER, "MCP73831-2", {"VDD": "VBUS", "VSS": "GND", "VBAT": "VBAT",
+                                            "PROG": "PROG", "STAT": "STAT"}),
+        R("R4", "4.02k", "PROG", "GND"),
+        C("C3", "4.7u", "VBAT"),
+        R("R5", "1k", "VBUS", "CHG_A"), LED("D1", "CHG_A", "STAT"),
+        header("J2", ["VBAT", "GND"]),
+        *ldo_block("U2", "C4", "C5", vin="VBAT"),
+        header("J3", ["+3V3", "VBAT", "STAT", "GND"]),
+        R("R6", "1k", "+3V3", "PWR_LED"), LED("D2", "PWR_LED", "GND"),
+        C("C6", "100n", "+3V3"), C("C7", "100n", "VBUS"),
+    ],
+    "wrong": {
+        "prog-500ma": {"ref": "R4", "value": "2k"},
+        "no-battery-capacitor": {"drop": "C3"},
+        "status-led-reversed": {"ref": "D1", "pins": {"A": "STAT", "K": "CHG_A"}},
+        "one-cc-resistor": {"drop": "R2", "ref": "J1", "pins": {"CC2": "CC1"}},
+    },
+}
+
+BUCK = "Regulator_Switching:AP63203WU"
+
+B08 = {
+    "id": "b08-buck-3v3",
+    "title": "12 V to 3.3 V buck regulator",
+    "libraries": ["Device", "Connector_Generic", "Regulator_Switching"],
+    "parts": [
+        header("J1", ["VIN", "GND"]),
+        Part("D1", "Device:D_Schottky", "SS34", {"A": "VIN", "K": "+12V"}),
+        Part("D2", "Device:D_TVS", "SMAJ15A", {"A1": "+12V", "A2": "GND"}),
+        C("C1", "10u", "+12V"), C("C2", "10u", "+12V"), C("C3", "100n", "+12V"),
+        Part("U1", BUCK, "AP63203WU", {"IN": "+12V", "EN": "EN", "GND": "GND",
+                                       "SW": "SW", "BST": "BST", "FB": "+3V3"}),
+        R("R3", "100k", "+12V", "EN"), R("R4", "15k", "EN", "GND"),
+        C("C4", "100n", "BST", "SW"),
+        Part("L1", "Device:L", "4.7u", {"1": "SW", "2": "+3V3"}),
+        C("C5", "22u", "+3V3"), C("C6", "22u", "+3V3"), C("C7", "100n", "+3V3"),
+        header("J2", ["+3V3", "GND"]),
+        R("R1", "4.7k", "+12V", "IN_LED"), LED("D3", "IN_LED", "GND"),
+        R("R2", "1k", "+3V3", "OUT_LED"), LED("D4", "OUT_LED", "GND"),
+        header("J3", ["+12V", "+3V3", "GND"]),
+    ],
+    "wrong": {
+        "inductor-22u": {"ref": "L1", "value": "22u"},
+        "no-bootstrap-capacitor": {"drop": "C4"},
+        "bootstrap-to-ground": {"ref": "C4", "pins": {"2": "GND"}},
+        "one-output-capacitor": {"drop": "C6"},
+    },
+}
+
+CAN = "Interface_CAN_LIN:TJA1051T-3"
+
+B11 = {
+    "id": "b11-can-node",
+    "title": "CAN node",
+    "libraries": ["Device", "Connector_Generic", "Regulator_Linear", "Interface_CAN_LIN"],
+    "parts": [
+        header("J1", ["+5V", "GND", "TXD", "RXD", "SILENT"]),
+        C("C1", "10u", "+5V"),
+        Part("U1", CAN, "TJA1051T/3", {"VCC": "+5V", "GND": "GND", "VIO": "+3V3", "TXD": "TXD",
+                                       "RXD": "RXD", "S": "SILENT", "CANH": "CANH",
+                                       "CANL": "CANL"}),
+        C("C2", "100n", "+5V"), C("C3", "100n", "+3V3"),
+        R("R1", "10k", "SILENT", "GND"),
+        R("R2", "60.4", "CANH", "CAN_SPLIT"), R("R3", "60.4", "CANL", "CAN_SPLIT"),
+        C("C4", "4.7n", "CAN_SPLIT"),
+        Part("D1", "Device:D_TVS", "PESD2CAN", {"A1": "CANH", "A2": "GND"}),
+        Part("D2", "Device:D_TVS", "PESD2CAN", {"A1": "CANL", "A2": "GND"}),
+        header("J2", ["CANH", "CANL", "GND"]),
+        *ldo_block("U2", "C5", "C6"),
+        R("R4", "1k", "+3V3", "PWR_LED"), LED("D3", "PWR_LED", "GND"),
+        R("R5", "1k", "+3V3", "RX_LED"), LED("D4", "RX_LED", "RXD"),
+    ],
+    "wrong": {
+        "single-120-ohm": {"drop": ["R2", "R3", "C4"], "add": [
+            {"ref": "R2", "lib_id": "Device:R", "value": "120", "pins": {"1": "CANH", "2": "CANL"}}]},
+        "vio-open": {"ref": "U1", "pins": {"VIO": None}},
+        "transceiver-on-3v3": {"ref": "U1", "pins": {"VCC": "+3V3"}},
+        "split-capacitor-100n": {"ref": "C4", "value": "100n"},
+    },
+}
+
+BRIDGE = "Interface_USB:CH340C"
+
+B12 = {
+    "id": "b12-usb-uart-bridge",
+    "title": "USB to UART bridge",
+    "libraries": ["Device", "Connector", "Connector_Generic", "Power_Protection",
+                  "Interface_USB"],
+    "parts": [
+        *usb_c_sink("VBUS"),
+        Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS", "2": "+5V"}),
+        Part("D1", "Device:D_TVS", "SMAJ5.0A", {"A1": "+5V", "A2": "GND"}),
+        C("C2", "10u", "+5V"), C("C3", "100n", "+5V"),
+        Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "+5V",
+                                        "GND": "GND"}),
+        Part("U2", BRIDGE, "CH340C", {"VCC": "+5V", "GND": "GND", "V3": "V3", "UD+": "USB_DP",
+                                      "UD-": "USB_DM", "TXD": "TXD", "RXD": "RXD",
+                                      "~{DTR}": "DTR", "~{RTS}": "RTS"}),
+        C("C4", "100n", "V3"), C("C5", "100n", "+5V"),
+        header("J2", ["+5V", "GND", "TXD", "RXD", "DTR", "RTS"]),
+        R("R4", "1k", "+5V", "PWR_LED"), LED("D2", "PWR_LED", "GND"),
+        R("R5", "1k", "+5V", "TX_LED"), LED("D3", "TX_LED", "TXD"),
+        R("R6", "1k", "+5V", "RX_LED"), LED("D4", "RX_LED", "RXD"),
+    ],
+    "wrong": {
+        "no-v3-capacitor": {"drop": "C4"},
+        "data-swapped": {"ref": "U2", "pins": {"UD+": "USB_DM", "UD-": "USB_DP"}},
+        "no-esd": {"drop": "U1"},
+        "one-cc-resistor": {"drop": "R2", "ref": "J1", "pins": {"CC2": "CC1"}},
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B11, B12]
