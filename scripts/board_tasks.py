@@ -61,11 +61,13 @@ def _snap(v: float) -> int:
     return int(round(v / GRID) * GRID)
 
 
-def ops_for(parts: list[Part], libraries: list[str], title: str) -> list[dict]:
-    """Parts packed in rows, a label on every connected pin, a no-connect on every other."""
-    ops: list[dict] = [{"op": "set_title_block", "title": title, "rev": "A"}]
+def ops_for(parts: list[Part], libraries: list[str], title: str | None,
+            top: int = 1500) -> list[dict]:
+    """Parts packed in rows from `top` down, a label on every connected pin, a no-connect
+    on every other. An edit's parts (title None) go below the sheet they are added to."""
+    ops: list[dict] = [{"op": "set_title_block", "title": title, "rev": "A"}] if title else []
     tables = {p.lib_id: pin_table(p.lib_id, libraries) for p in parts}
-    x, y, row_h = 1000, 1500, 0
+    x, y, row_h = 1000, top, 0
     placed, wiring = [], []
     for part in parts:
         table = tables[part.lib_id]
@@ -151,11 +153,27 @@ def mutate(parts: list[Part], change: dict) -> list[Part]:
     return out + [Part(**extra) for extra in change.get("add", [])]
 
 
+def edit_ops(edit: dict, libs: list[str], base: list[dict]) -> list[dict]:
+    """An edit's op-list: its own ops (set a value ...), then its new parts below the
+    base sheet's lowest part."""
+    top = max(op["y_mil"] for op in base if op["op"] == "place_component") + 2500
+    return list(edit.get("ops", [])) + ops_for(edit.get("parts", []), libs, None, top)
+
+
 def outputs(board: dict) -> dict[Path, str]:
     folder = REPO / "tasks" / board["id"]
     from wirebench.corpus.libraries import kicad_dir, resolve
 
     libs = resolve(board["libraries"], kicad_dir())
+    if "edit" in board:  # an edit task: the base sheet, and op-lists that change it
+        base = ops_for(board["parts"], libs, board["title"])
+        files = {folder / "base_ops.json": dumps(envelope(base)),
+                 folder / "reference_ops.json": dumps(envelope(
+                     edit_ops(board["edit"], libs, base)))}
+        for name, edit in board.get("wrong", {}).items():
+            files[folder / "wrong" / f"{name}.json"] = dumps(envelope(
+                edit_ops(edit, libs, base)))
+        return files
     files = {folder / "reference_ops.json":
              dumps(envelope(ops_for(board["parts"], libs, board["title"])))}
     for name, change in board.get("wrong", {}).items():

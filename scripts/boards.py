@@ -75,6 +75,13 @@ def stm32_core(io: dict[str, str]):
     ]
 
 
+def mutate_parts(parts, drop=None, values=None):
+    """A board's parts less one, with some values changed: a base sheet with faults."""
+    values = values or {}
+    return [Part(p.ref, p.lib_id, values.get(p.ref, p.value), dict(p.pins), p.rotation,
+                 p.stub, p.flags) for p in parts if p.ref != drop]
+
+
 B01 = {
     "id": "b01-stm32f030-minimum",
     "title": "STM32F030 minimum system",
@@ -407,4 +414,66 @@ B12 = {
     },
 }
 
-BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B11, B12]
+# Edits of an existing board: `parts` is the base sheet; `edit` and each wrong answer are
+# op-lists that change it (new parts, and raw ops such as set_component_parameters).
+
+RS485_ON_USART = [
+    Part("U3", TRANSCEIVER, "MAX3485", {"VCC": "+3V3", "GND": "GND", "RO": "UART_RX",
+                                        "~{RE}": "RS485_DE", "DE": "RS485_DE",
+                                        "DI": "UART_TX", "A": "BUS_A", "B": "BUS_B"}),
+    C("C12", "100n", "+3V3"),
+    R("R4", "10k", "UART_RX", "+3V3"), R("R5", "10k", "RS485_DE", "GND"),
+    R("R6", "120", "BUS_A", "BUS_B"),
+    R("R7", "680", "BUS_A", "+3V3"), R("R8", "680", "BUS_B", "GND"),
+    header("J4", ["BUS_A", "BUS_B", "GND"]),
+]
+
+
+# The base breaks PA1 (USART1_DE) out to a spare header, so the edit can use it by name.
+B09_BASE = [Part("U1", STM32, "STM32F030F4P6", {**B01["parts"][0].pins, "PA1": "PA1"}),
+            *B01["parts"][1:], header("J5", ["PA1", "GND"])]
+RS485_DE = [Part(p.ref, p.lib_id, p.value, {**p.pins, "~{RE}": "PA1", "DE": "PA1"}
+                 if p.ref == "U3" else {k: ("PA1" if v == "RS485_DE" else v)
+                                        for k, v in p.pins.items()})
+            for p in RS485_ON_USART]
+
+B09 = {
+    "id": "b09-edit-add-rs485",
+    "title": "STM32F030 minimum system",
+    "libraries": [*B01["libraries"], "Interface_UART"],
+    "parts": B09_BASE,
+    "edit": {"parts": RS485_DE},
+    "wrong": {
+        "no-termination": {"parts": [p for p in RS485_DE if p.ref != "R6"]},
+        "direction-not-driven": {"parts": RS485_ON_USART},
+        "no-failsafe-bias": {"parts": [p for p in RS485_DE if p.ref not in ("R7", "R8")]},
+        "transmit-on-rx": {"parts": [
+            Part(p.ref, p.lib_id, p.value, {**p.pins, "RO": "UART_TX", "DI": "UART_RX"})
+            if p.ref == "U3" else p for p in RS485_DE]},
+    },
+}
+
+B10 = {
+    "id": "b10-edit-fix-boot-and-clock",
+    "title": "STM32F030 minimum system",
+    "libraries": B01["libraries"],
+    "parts": mutate_parts(B01["parts"], drop="R1", values={"C5": "22p", "C6": "22p"}),
+    "edit": {"ops": [{"op": "set_component_parameters", "designator": "C5", "value": "12p"},
+                     {"op": "set_component_parameters", "designator": "C6", "value": "12p"}],
+             "parts": [R("R1", "10k", "BOOT0", "GND")]},
+    "wrong": {
+        "capacitors-only": {"ops": [
+            {"op": "set_component_parameters", "designator": "C5", "value": "12p"},
+            {"op": "set_component_parameters", "designator": "C6", "value": "12p"}]},
+        "boot0-pulled-up": {"ops": [
+            {"op": "set_component_parameters", "designator": "C5", "value": "12p"},
+            {"op": "set_component_parameters", "designator": "C6", "value": "12p"}],
+            "parts": [R("R1", "10k", "BOOT0", "+3V3")]},
+        "load-capacitors-equal-cl": {"ops": [
+            {"op": "set_component_parameters", "designator": "C5", "value": "10p"},
+            {"op": "set_component_parameters", "designator": "C6", "value": "10p"}],
+            "parts": [R("R1", "10k", "BOOT0", "GND")]},
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12]

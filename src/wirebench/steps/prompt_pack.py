@@ -37,6 +37,9 @@ def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
     if notes:
         parts.append("# Reference: datasheet notes\n\n" + "\n\n".join(notes))
     parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
+    if task.base_ops_path:  # an edit: the agent must see what it edits
+        parts.append("# The sheet you start from (its op-list, already drawn)\n\n```json\n"
+                     + task.base_ops_path.read_text(encoding="utf-8").rstrip() + "\n```")
     return "\n\n".join(parts) + "\n"
 
 
