@@ -158,7 +158,8 @@ B02 = {
     "wrong": {
         "two-supply-capacitors-short": {"drop": ["C5", "C6"]},
         "no-xout-resistor": {"drop": "R1", "add": [
-            {"ref": "R1", "lib_id": "Device:R", "value": "0", "pins": {"1": "XOUT", "2": "XTAL_OUT"}}]},
+            {"ref": "R1", "lib_id": "Device:R", "value": "0",
+             "pins": {"1": "XOUT", "2": "XTAL_OUT"}}]},
         "testen-floating": {"ref": "U1", "pins": {"TESTEN": None}},
         "dvdd-unpowered": {"ref": "U1", "pins": {"VREG_VOUT": "VREG_OUT"}},
     },
@@ -359,7 +360,7 @@ B11 = {
     "libraries": ["Device", "Connector_Generic", "Regulator_Linear", "Interface_CAN_LIN"],
     "parts": [
         header("J1", ["+5V", "GND", "TXD", "RXD", "SILENT"]),
-        C("C1", "10u", "+5V"),
+        C("C1", "10u", "+5V"), C("C7", "100n", "+5V"),
         Part("U1", CAN, "TJA1051T/3", {"VCC": "+5V", "GND": "GND", "VIO": "+3V3", "TXD": "TXD",
                                        "RXD": "RXD", "S": "SILENT", "CANH": "CANH",
                                        "CANL": "CANL"}),
@@ -376,7 +377,8 @@ B11 = {
     ],
     "wrong": {
         "single-120-ohm": {"drop": ["R2", "R3", "C4"], "add": [
-            {"ref": "R2", "lib_id": "Device:R", "value": "120", "pins": {"1": "CANH", "2": "CANL"}}]},
+            {"ref": "R2", "lib_id": "Device:R", "value": "120",
+             "pins": {"1": "CANH", "2": "CANL"}}]},
         "vio-open": {"ref": "U1", "pins": {"VIO": None}},
         "transceiver-on-3v3": {"ref": "U1", "pins": {"VCC": "+3V3"}},
         "split-capacitor-100n": {"ref": "C4", "value": "100n"},

@@ -60,7 +60,10 @@ def _cmd_score(args) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         mark = "PASS" if result["passed"] else "FAIL"
+        rules = [c for c in result["criteria"] if c["verdict"] != "needs_human"]
         judged = (f"sim={result['sim_status']}" if result["sim_status"] else
+                  f"rules={sum(c['verdict'] == 'pass' for c in rules)}/{len(rules)}"
+                  if result["tier"] == "board" else
                   f"matched={result['matched']}/{result['expected']}")
         print(f"{mark}  {task.id}  score={result['score']}  {judged}")
         for line in result["errors"]:

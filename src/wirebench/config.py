@@ -115,6 +115,23 @@ def select_tasks(config: dict, available: list[str]) -> list[str]:
     return [t for t in available if t in wanted]
 
 
+def sample_tiers(config: dict, tiers: dict[str, str]) -> list[str]:
+    """The tasks a run keeps: with `sample_per_tier: {board: 2}` only the first two board
+    tasks (by id), every task of the other tiers. An explicit `tasks:` list wins, and
+    `--config sample_per_tier=all` runs the whole corpus (Snakemake merges a mapping
+    given on its command line into the file's, so an empty one cannot clear it)."""
+    value = config.get("sample_per_tier")
+    quota = dict(value) if isinstance(value, dict) else {}
+    if _names(config.get("tasks")) or not quota:
+        return list(tiers)
+    kept, seen = [], {}
+    for task, tier in tiers.items():
+        seen[tier] = seen.get(tier, 0) + 1
+        if tier not in quota or seen[tier] <= quota[tier]:
+            kept.append(task)
+    return kept
+
+
 def load_config(path: str | Path) -> dict:
     import yaml
 

@@ -11,7 +11,7 @@ from snakemake_interface_executor_plugins.settings import DeploymentMethod
 from wirebench.agents import OFFLINE_KINDS
 from wirebench.agents.ops_dir import answer_path
 from wirebench.agents.setup import prepare_jobs
-from wirebench.config import ConfigError, check, select_models, select_tasks
+from wirebench.config import ConfigError, check, sample_tiers, select_models, select_tasks
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.runtime.akcli_backend import ngspice_identity
@@ -54,7 +54,8 @@ def _load_matrix():
         loaded = {t: load_task(os.path.join(config["tasks_dir"], t)) for t in tasks}
     except TaskError as exc:
         raise WorkflowError(str(exc)) from None
-    return models, tasks, loaded
+    tasks = sample_tiers(config, {t: task.tier for t, task in loaded.items()})
+    return models, tasks, {t: loaded[t] for t in tasks}
 
 
 MODELS, TASKS, TASK_OBJECTS = _load_matrix()

@@ -232,16 +232,17 @@ def _function(pair: Path, expected: dict) -> str:
 
 
 def tier_section(card: dict, models: list[str]) -> str:
-    """Pass rates by tier and by family (report.rate_tables), one table each."""
+    """Pass rates by tier, by family and by design rule (report.rate_tables), one table
+    each."""
     from wirebench.reports.summary import rate_tables
 
     head = "".join(f"<th>{escape(m)}</th>" for m in models)
-    parts = [f"<table id='{title}-rates'><tr><th>{title}</th>{head}</tr>"
+    parts = [f"<table id='{title.split()[0]}-rates'><tr><th>{escape(title)}</th>{head}</tr>"
              + "".join(f"<tr><td>{escape(group)}</td>"
                        + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
                        for group, cells in rows) + "</table>"
              for title, rows in rate_tables(card, models)]
-    return "<h2>By tier and family</h2>" + "".join(parts) if parts else ""
+    return "<h2>By tier, family and rule</h2>" + "".join(parts) if parts else ""
 
 
 def history_section(archive_dir: Path | None) -> str:

@@ -47,8 +47,32 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                     # things a person may want to tell apart.
                     "layout_clean": _layout(doc),
                     "akcli": doc["versions"].get("akcli"),
+                    # Not a CSV column: the scorecard's pass rate per design-rule kind.
+                    "rules": _rules(doc),
                 })
     return rows
+
+
+def _rules(doc: dict) -> list[tuple[str, bool]]:
+    """(kind, met) for each design rule a board pair was held to, ERC and layout too:
+    where a model's boards break."""
+    if doc.get("tier") != "board":
+        return []
+    return [(c["kind"], c["verdict"] == "pass") for c in doc["criteria"]
+            if c["verdict"] != "needs_human"]
+
+
+def _rule_rates(scored) -> dict:
+    """Per rule kind over a model's board pairs: pairs holds the rules checked, passed
+    the ones met."""
+    counts: dict[str, list[int]] = {}
+    for rules in scored["rules"]:
+        for kind, met in rules:
+            c = counts.setdefault(kind, [0, 0])
+            c[0] += 1
+            c[1] += met
+    return {k: {"pairs": n, "passed": m, "pass_rate": round(m / n, 4)}
+            for k, (n, m) in sorted(counts.items())}
 
 
 def _layout(doc: dict) -> str:
@@ -68,9 +92,10 @@ def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str
     """Pass rates by tier, then by family (where in the corpus each model breaks), as
     (title, [(group, one cell per model)]); a grouping with one group is left out."""
     tables = []
-    for key, title in (("by_tier", "tier"), ("by_family", "family")):
+    for key, title in (("by_tier", "tier"), ("by_family", "family"),
+                       ("by_rule", "design rule (board tier)")):
         groups = sorted({g for m in models for g in card["models"][m].get(key, {})})
-        if len(groups) < 2:
+        if len(groups) < (1 if key == "by_rule" else 2):
             continue
         rows = []
         for group in groups:
@@ -140,6 +165,7 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             **repeats(scored, int(df["sample"].max())),
             "by_tier": _rates(scored, "tier"),
             "by_family": _rates(scored, "family"),
+            "by_rule": _rule_rates(scored),
             "outcome_ok": int(group["outcome_ok"].sum()),
             "relabel_equivalent": int(group["relabel_equivalent"].fillna(False).astype(bool).sum()),
             "needs_human": int((group["needs_human"] != "").sum()),
