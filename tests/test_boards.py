@@ -84,6 +84,30 @@ def test_the_prompt_pack_shows_pins_datasheet_notes_and_the_sheet_an_edit_starts
     assert task.reference_path.read_text() not in pack
 
 
+def test_the_workflow_runs_a_board_and_reports_each_rule_kind(project):
+    import shutil
+
+    task = "b10-edit-fix-boot-and-clock"
+    project.self_contained([task])
+    shutil.copytree(TASKS / "datasheets", project.root / "tasks" / "datasheets")
+    project.snakemake()
+    df = project.summary()
+    assert set(df["tier"]) == {"board"}
+    assert df.set_index("model")["passed"].to_dict() == {"reference": True, "base": False}
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    rules = card["models"]["reference"]["by_rule"]
+    assert {"decoupled", "strap", "connected", "erc_clean", "layout_clean", "max_ops"} <= set(rules)
+    assert all(r["pass_rate"] == 1.0 for r in rules.values())
+    assert card["models"]["base"]["by_tier"]["board"]["passed"] == 0
+    report = (project.root / "results" / "report.md").read_text()
+    strap = rules["strap"]
+    assert "| design rule (board tier) | base | reference |" in report
+    assert "| strap | " in report and f"{strap['passed']}/{strap['pairs']} (100%) |" in report
+    # The agent read our datasheet note and the sheet it edits, in its prompt pack.
+    pack = (project.root / "results" / "prompts" / "skills" / f"{task}.md").read_text()
+    assert "C1 = C2 = 2 × (CL − Cstray)" in pack and "# The sheet you start from" in pack
+
+
 def test_a_missing_kicad_library_names_the_task_and_the_fix(tmp_path):
     from wirebench.corpus.libraries import symbols_for
     from wirebench.corpus.tasks import TaskError, load_task

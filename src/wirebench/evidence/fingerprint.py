@@ -22,6 +22,8 @@ STEP_CODE = {
     "generate": ["steps/generate.py", "agents/*.py"],
     "validate": ["steps/validate.py", "steps/common.py", "verify/oplist.py",
                  "verify/oplist_guard.py", "runtime/akcli_backend.py", "evidence/files.py"],
+    # Not verify/design_rules.py: apply only asks whether a task has rules (their kinds
+    # are in the task schema), so fixing a rule's logic reruns scores, not draws.
     "apply": ["steps/apply.py", "steps/common.py", "verify/oplist.py",
               "runtime/akcli_backend.py", "corpus/tasks.py", "evidence/files.py",
               "data/akcli.toml", "schemas/task.schema.yaml"],
@@ -31,7 +33,8 @@ STEP_CODE = {
                  "verify/part_models.py", "data/part_models.yaml", "runtime/akcli_backend.py",
                  "corpus/tasks.py", "evidence/files.py", "schemas/task.schema.yaml"],
     "score": ["steps/score.py", "steps/common.py", "verify/scoring.py", "verify/criteria.py",
-              "verify/equivalence.py", "corpus/tasks.py", "evidence/files.py",
+              "verify/design_rules.py", "corpus/testbench.py", "verify/equivalence.py",
+              "corpus/tasks.py", "evidence/files.py",
               "evidence/trace.py", "evidence/provenance.py", "schemas/task.schema.yaml"],
     "manifest": ["evidence/manifest.py", "evidence/files.py"],
     "gate": ["reports/gate.py", "evidence/files.py"],
