@@ -7,6 +7,7 @@ called, so "429, then an answer" or "wrong, then fixed" are easy to write.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -14,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, scripts: dict):
+    def __init__(self, scripts: dict, port: int = 0):
         self.scripts = scripts
         self.calls: dict[str, list[dict]] = {}
         self.lock = threading.Lock()
@@ -45,7 +46,7 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -75,3 +76,70 @@ def completion(text: str, prompt_tokens: int = 1000, completion_tokens: int = 20
 def error(status: int, message: str, headers: dict | None = None):
     return (status, headers or {}, {"error": {"message": message, "type": "test",
                                               "code": str(status)}})
+
+
+def tool_calls(*calls: tuple[str, object], prompt_tokens: int = 500,
+               completion_tokens: int = 50):
+    """A reply that calls tools: each call is (name, arguments), where arguments is an
+    object (sent as JSON) or a str (sent as it is, malformed JSON included)."""
+    return (200, {}, {
+        "id": "chatcmpl-tools", "object": "chat.completion", "created": 0, "model": "fake",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None,
+            "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {
+                "name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+                for i, (name, args) in enumerate(calls, start=1)]}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    })
+
+
+def task_of(body: dict, answers: dict[str, dict]) -> dict:
+    """The answer for the task a request is about: the task's title, the first line under
+    the prompt pack's `# Your task`, picks it from answers {title: op-list}."""
+    text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    title = text.split("# Your task\n\n", 1)[1].splitlines()[0].lstrip("# ").strip()
+    return answers[title]
+
+
+def reference_model(answers: dict[str, dict]):
+    """A model that knows every task's reference answer. Asked with tools, it draws the
+    answer (a dry run), then submits it; asked without, it replies with the op-list."""
+    def script(n, body):
+        ops = task_of(body, answers)
+        if not body.get("tools"):
+            return completion("```json\n" + json.dumps(ops) + "\n```")
+        drawn = sum(m["role"] == "tool" for m in body["messages"])
+        return tool_calls(("draw", {"oplist": ops}) if drawn == 0 else
+                          ("submit", {"oplist": ops}))
+    return script
+
+
+def main(argv=None) -> int:
+    """Serve the reference model on 127.0.0.1, so the openai kinds run with no key:
+
+        python tests/fake_openai.py --tasks tasks --port 8765
+        # config: {kind: openai, base_url: "http://127.0.0.1:8765/v1", model: reference}
+        #         (add tools: true to try the tool loop)
+    """
+    import argparse
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("--tasks", default="tasks", help="the tasks folder")
+    ap.add_argument("--port", type=int, default=8765)
+    args = ap.parse_args(argv)
+    answers = {}
+    for folder in sorted(Path(args.tasks).iterdir()):
+        if (folder / "task.md").is_file() and (folder / "reference_ops.json").is_file():
+            title = (folder / "task.md").read_text().splitlines()[0].lstrip("# ").strip()
+            answers[title] = json.loads((folder / "reference_ops.json").read_text())
+    server = FakeOpenAI({"reference": reference_model(answers)}, port=args.port)
+    print(f"serving {len(answers)} tasks' answers as model 'reference' at {server.base_url}")
+    with server, contextlib.suppress(KeyboardInterrupt):
+        server.thread.join()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

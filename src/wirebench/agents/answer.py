@@ -18,6 +18,8 @@ class TurnContext:
     prompt_path: Path | None
     skills_dir: Path | None
     history: list[tuple[str, str]] = field(default_factory=list)
+    # The pair's tools (steps/tools.py's Toolbox) for an entry with `tools: true`.
+    tools: object | None = None
 
     @property
     def feedback(self) -> str | None:

@@ -63,7 +63,8 @@ def cost(spec: dict, prompt_tokens: int | None, completion_tokens: int | None) -
                   + completion_tokens * prices.get("completion", 0)) / 1e6, 6)
 
 
-def answer(spec: dict, ctx: TurnContext) -> Answer:
+def client_for(spec: dict, timeout: float | None = None):
+    """The entry's client, or an infra_error Answer when its key is not set."""
     import openai  # lazy: 0.6 s, and an optional extra
 
     key_env = spec.get("api_key_env")
@@ -71,13 +72,20 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
     if key_env and not key:
         return Answer(None, "infra_error", f"environment variable {key_env} is not set",
                       retryable=False)
-    client = openai.OpenAI(base_url=spec["base_url"], api_key=key, max_retries=0,
-                           timeout=float(spec.get("timeout", 600)),
-                           default_headers=spec.get("headers") or None)
+    return openai.OpenAI(base_url=spec["base_url"], api_key=key, max_retries=0,
+                         timeout=float(timeout or spec.get("timeout", 600)),
+                         default_headers=spec.get("headers") or None)
+
+
+def request(client, spec: dict, messages: list[dict], **extra):
+    """One chat completion: (message, detail), or an Answer that says why there is none
+    (the server's fault is an infra_error, never the model's)."""
+    import openai
+
     params = {k: spec[k] for k in ("temperature", "seed", "max_tokens") if k in spec}
     try:
-        resp = client.chat.completions.create(model=spec["model"], messages=_messages(ctx),
-                                              **params)
+        resp = client.chat.completions.create(model=spec["model"], messages=messages,
+                                              **params, **extra)
     except openai.APITimeoutError:
         return Answer(None, "infra_error", f"request timed out after {spec.get('timeout', 600)} s",
                       detail={"http_status": None})
@@ -109,6 +117,11 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
               "cost_usd": cost(spec, prompt_tokens, completion_tokens)}
     if notes:
         detail["server_notes"] = notes
+    return message, detail
+
+
+def text_answer(message, detail: dict) -> Answer:
+    """A reply's text as an answer: the op-list in it, wherever it sits."""
     text = getattr(message, "content", None) or ""
     if not isinstance(text, str):
         return Answer(None, "no_answer", f"the model's reply is not text but "
@@ -118,3 +131,17 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
                       reply=text)
     found = extract_oplist(text)
     return Answer((found if found is not None else text).encode(), detail=detail, reply=text)
+
+
+def answer(spec: dict, ctx: TurnContext) -> Answer:
+    if spec.get("tools"):
+        from .tool_loop import answer as with_tools
+
+        return with_tools(spec, ctx)
+    client = client_for(spec)
+    if isinstance(client, Answer):
+        return client
+    got = request(client, spec, _messages(ctx))
+    if isinstance(got, Answer):
+        return got
+    return text_answer(*got)

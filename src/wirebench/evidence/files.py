@@ -41,8 +41,9 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
 
 
 # Steps that work in a scratch folder inside the pair's folder, named `.<step>-<random>`.
-# "tmp": the private TMPDIR of a confined step (runtime/confine.py).
-SCRATCH_STEPS = ("validate", "apply", "simulate", "tmp")
+# "tmp": the private TMPDIR of a confined step (runtime/confine.py); "tools": an agent's
+# tool calls (steps/tools.py).
+SCRATCH_STEPS = ("validate", "apply", "simulate", "tmp", "tools")
 
 
 def scratch_dir(parent: str | os.PathLike, step: str) -> Path:

@@ -16,7 +16,7 @@ COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_out
            "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
            "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
            "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
-           "completion_tokens", "cost_usd", "errors"]
+           "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "errors"]
 SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
           "passed", "matched", "expected", "relabel_equivalent"}
 
@@ -39,6 +39,12 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                     "prompt_tokens": agent.get("prompt_tokens"),
                     "completion_tokens": agent.get("completion_tokens"),
                     "cost_usd": agent.get("cost_usd"),
+                    "tool_calls": agent.get("tool_calls"),
+                    "invalid_calls": agent.get("invalid_calls"),
+                    # invalid calls + unexpected denials + runtime failures: the tool
+                    # surface's regressions (scorecard), as ZapTrace's harness counts them
+                    "surface_regressions": sum(agent.get(k) or 0 for k in (
+                        "invalid_calls", "unexpected_denials", "runtime_failures")),
                     "errors": " | ".join(doc["errors"]),
                     "tier": doc.get("tier") or "transcription",
                     "family": doc.get("family") or "",
@@ -176,6 +182,8 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "prompt_tokens": _total(group["prompt_tokens"]),
             "completion_tokens": _total(group["completion_tokens"]),
             "cost_usd": _total(group["cost_usd"]),
+            "tool_calls": _total(group["tool_calls"]),
+            "surface_regressions": int(group["surface_regressions"].sum()),
         }
     from wirebench.reports.stats import pass_at_k, pass_hat_k, wilson
 

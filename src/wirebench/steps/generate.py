@@ -26,7 +26,8 @@ from wirebench.steps.attempt import claim, still_current
 SCHEMA = "wirebench.agent/1"
 BACKOFF_CAP_S = 60.0
 ACCOUNTED = ("exit_code", "http_status", "prompt_tokens", "completion_tokens", "cost_usd",
-             "server_notes")
+             "server_notes", "budget", *(TOOL_COUNTS := ("tool_calls", "invalid_calls",
+                                                         "denials", "runtime_failures")))
 
 
 def _attempts(spec: dict, ctx: TurnContext, sleep=time.sleep) -> tuple[Answer, list[dict]]:
@@ -94,21 +95,34 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
     started = time.monotonic()
     history: list[tuple[str, str]] = []
     turns: list[dict] = []
-    for turn in range(1, max_turns + 1):
-        ctx = TurnContext(model, task, sample, turn, prompt, skills, list(history))
-        final, attempts = _attempts(spec, ctx)
-        record = {"turn": turn, "status": final.status, "error": final.error,
-                  "attempts": attempts,
-                  "wall_s": round(sum(a["wall_s"] for a in attempts), 3),
-                  "stderr_tail": _tail(final.detail.get("stderr_tail"), spec)}
-        turns.append(record)
-        if final.status != "ok" or turn == max_turns:
-            break
-        problems = precheck(final.ops, task, list(symbols))
-        record["precheck"] = problems
-        if not problems:
-            break
-        history.append((final.reply or final.ops.decode(errors="replace"), "\n".join(problems)))
+    toolbox = None
+    if spec.get("tools"):
+        from wirebench.steps.tools import Toolbox
+
+        toolbox = Toolbox(task, list(symbols), Path(out_ops).parent)
+    try:
+        for turn in range(1, max_turns + 1):
+            ctx = TurnContext(model, task, sample, turn, prompt, skills, list(history),
+                              tools=toolbox)
+            final, attempts = _attempts(spec, ctx)
+            record = {"turn": turn, "status": final.status, "error": final.error,
+                      "attempts": attempts,
+                      "wall_s": round(sum(a["wall_s"] for a in attempts), 3),
+                      "stderr_tail": _tail(final.detail.get("stderr_tail"), spec)}
+            if "trajectory" in final.detail:
+                record["trajectory"] = final.detail["trajectory"]
+            turns.append(record)
+            if final.status != "ok" or turn == max_turns:
+                break
+            problems = precheck(final.ops, task, list(symbols))
+            record["precheck"] = problems
+            if not problems:
+                break
+            history.append((final.reply or final.ops.decode(errors="replace"),
+                            "\n".join(problems)))
+    finally:
+        if toolbox is not None:
+            toolbox.close()
     ops = redact((final.ops or b"").decode(errors="surrogateescape"), spec).encode(
         errors="surrogateescape")
     last = turns[-1]["attempts"][-1]
@@ -123,6 +137,12 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
         "completion_tokens": _sum(turns, "completion_tokens"),
         "cost_usd": _sum(turns, "cost_usd"),
         "stderr_tail": turns[-1]["stderr_tail"],
+        **({"tools": True, **{k: _sum(turns, k) or 0 for k in TOOL_COUNTS},
+            # A denial on a task that should be drawn is the tool surface failing the
+            # model, or the model probing it: either way, worth a look.
+            "unexpected_denials": (_sum(turns, "denials") or 0
+                                   if "success" in task.expected_outcomes else 0),
+            "budget": last.get("budget")} if toolbox is not None else {}),
         "turns": turns,
         "ops_sha256": sha256_bytes(ops), "versions": {"wirebench": __version__},
     }

@@ -25,7 +25,8 @@ def rules_score(verdicts: list[dict]) -> float:
 
 
 AGENT_FIELDS = ("status", "turns_used", "attempts", "wall_s", "prompt_tokens",
-                "completion_tokens", "cost_usd", "exit_code", "http_status")
+                "completion_tokens", "cost_usd", "exit_code", "http_status", "tool_calls",
+                "invalid_calls", "unexpected_denials", "runtime_failures", "budget")
 
 
 def outcome(agent: dict | None, validation: dict, drawn: bool,

@@ -1,0 +1,145 @@
+"""Agents that drive akcli through tool calls: `kind: openai` with `tools: true`, against
+the scripted OpenAI-compatible server on 127.0.0.1, in one real Snakemake run.
+
+- `tools-good` looks up pins, validates a broken draft, reads the error, draws the fixed
+  answer and submits: it passes a transcription, a design and a board task.
+- `tools-bad` calls a tool that does not exist, sends malformed arguments, and draws an
+  op-list whose symbol_source leaves the pair: each gets a clear tool error, the loop
+  goes on, and it still submits the right answer.
+- `tools-loop` calls list_ops until max_tool_calls ends it: no answer, its own failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import TASKS
+from fake_openai import FakeOpenAI, task_of, tool_calls
+
+TASK_IDS = ["01-divider", "d01-rc-lowpass-loaded", "b08-buck-3v3"]
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/share/kicad/symbols/Device.kicad_sym").is_file() and not os.environ.get("CI"),
+    reason="the board task needs KiCad's libraries (apt-get install kicad-symbols)")
+
+
+def _answers() -> dict[str, dict]:
+    out = {}
+    for t in TASK_IDS:
+        title = (TASKS / t / "task.md").read_text().splitlines()[0].lstrip("# ").strip()
+        out[title] = json.loads((TASKS / t / "reference_ops.json").read_text())
+    return out
+
+
+def _tool_results(body) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def good(answers):
+    def script(n, body):
+        ops, seen = task_of(body, answers), _tool_results(body)
+        broken = {**ops, "ops": [{k: v for k, v in op.items() if k != "designator"}
+                                 if op["op"] == "place_component" else op for op in ops["ops"]]}
+        step = len(seen)
+        if step == 0:
+            return tool_calls(("pins", {"lib_id": "Device:R"}))
+        if step == 1:
+            return tool_calls(("validate", {"oplist": broken}))
+        if step == 2:  # it read the validator's complaint; now the fixed draft
+            assert '"valid": false' in seen[-1], seen[-1]
+            return tool_calls(("draw", {"oplist": ops}))
+        assert '"applied": true' in seen[-1], seen[-1]
+        return tool_calls(("submit", {"oplist": ops}))
+    return script
+
+
+def bad(answers):
+    def script(n, body):
+        ops, seen = task_of(body, answers), _tool_results(body)
+        escape = {**ops, "ops": [{**ops["ops"][0], "symbol_source": "../../../../etc/passwd"},
+                                 *ops["ops"][1:]]}
+        step = len(seen)
+        if step == 0:  # two bad calls in one reply
+            return tool_calls(("read_file", {"path": "/etc/passwd"}), ("draw", "{not json"))
+        if step == 2:
+            return tool_calls(("draw", {"oplist": escape}))
+        return tool_calls(("submit", {"oplist": ops}))
+    return script
+
+
+def looping(n, body):
+    return tool_calls(("list_ops", {}))
+
+
+@pytest.fixture(scope="module")
+def tools_run(tmp_path_factory):
+    from conftest import Project
+
+    root = tmp_path_factory.mktemp("tools")
+    answers = _answers()
+    scripts = {"good": good(answers), "bad": bad(answers), "loop": looping}
+    with FakeOpenAI(scripts) as server:
+        entry = {"kind": "openai", "tools": True, "base_url": server.base_url,
+                 "provider": "fake", "backoff_s": 0.1}
+        models = {"tools-good": {**entry, "model": "good"},
+                  "tools-bad": {**entry, "model": "bad"},
+                  "tools-loop": {**entry, "model": "loop", "max_tool_calls": 5}}
+        project = Project(root / "wb").configure(models, tasks=TASK_IDS)
+        project.snakemake()
+        yield project, server
+
+
+def _agent(project, model, task) -> dict:
+    return json.loads((project.pair(model, task) / "agent.json").read_text())
+
+
+def test_a_model_that_checks_its_work_with_the_tools_passes_three_families(tools_run):
+    project, _ = tools_run
+    df = project.summary().set_index(["model", "task"])
+    for task in TASK_IDS:
+        assert bool(df.loc[("tools-good", task), "passed"]), task
+        assert df.loc[("tools-good", task), "tool_calls"] == 4
+        assert df.loc[("tools-good", task), "invalid_calls"] == 0
+        steps = _agent(project, "tools-good", task)["turns"][0]["trajectory"]
+        assert [s["tool"] for s in steps] == ["pins", "validate", "draw", "submit"]
+        assert all(s["status"] == "ok" and s["args_bytes"] > 0 and len(s["args_sha256"]) == 16
+                   and s["result_bytes"] > 0 and s["latency_s"] >= 0 for s in steps)
+    assert set(df.xs("tools-good")["tier"]) == {"transcription", "design", "board"}
+    # The scratch folder of the tool calls is gone; the pair holds its artifacts only.
+    assert not list(project.pair("tools-good", "b08-buck-3v3").glob(".tools-*"))
+
+
+def test_bad_calls_get_tool_errors_and_the_loop_goes_on(tools_run):
+    project, server = tools_run
+    for task in TASK_IDS:
+        agent = _agent(project, "tools-bad", task)
+        steps = agent["turns"][0]["trajectory"]
+        assert [(s["tool"], s["status"]) for s in steps] == [
+            ("read_file", "invalid"), ("draw", "invalid"), ("draw", "denied"),
+            ("submit", "ok")]
+        assert (agent["invalid_calls"], agent["denials"], agent["unexpected_denials"]) == (2, 1, 1)
+        row = project.summary().set_index(["model", "task"]).loc[("tools-bad", task)]
+        assert bool(row["passed"]) and row["invalid_calls"] == 2
+    # What the model read back names each problem.
+    replies = [m["content"] for c in server.calls["bad"] for m in c["body"]["messages"]
+               if m["role"] == "tool"]
+    assert any("unknown tool 'read_file'" in r for r in replies)
+    assert any("the arguments are not JSON" in r for r in replies)
+    assert any("[denied]" in r and "PATH_OUTSIDE_PAIR" in r for r in replies)
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    assert card["models"]["tools-bad"]["surface_regressions"] == 3 * len(TASK_IDS)
+    assert card["models"]["tools-good"]["surface_regressions"] == 0
+    assert not Path("/etc/passwd.kicad_sch").exists()
+
+
+def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
+    project, server = tools_run
+    for task in TASK_IDS:
+        agent = _agent(project, "tools-loop", task)
+        assert agent["status"] == "no_answer" and agent["budget"] == "max_tool_calls"
+        assert agent["tool_calls"] == 5
+        assert "budget max_tool_calls ran out" in agent["error"]
+    df = project.summary().set_index(["model", "task"])
+    assert set(df.xs("tools-loop")["outcome"]) == {"invalid"}  # its failure, not infra
