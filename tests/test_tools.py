@@ -143,3 +143,43 @@ def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
         assert "budget max_tool_calls ran out" in agent["error"]
     df = project.summary().set_index(["model", "task"])
     assert set(df.xs("tools-loop")["outcome"]) == {"invalid"}  # its failure, not infra
+
+
+def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):
+    """`wirebench mcp` driven by the `mcp` package's own stdio client: the design surface
+    is listed, a path escape is a tool error, and submit writes the answer."""
+    import sys
+
+    import anyio
+    from conftest import SYMBOLS
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    task = TASKS / "01-divider"
+    ops = json.loads((task / "reference_ops.json").read_text())
+    escape = {**ops, "ops": [{**ops["ops"][0], "symbol_source": "/etc/passwd"}, *ops["ops"][1:]]}
+    out = tmp_path / "ops_out.json"
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "wirebench.cli", "mcp", "--task", str(task), "--pair", str(tmp_path / "pair"),
+        "--submit", str(out), "--symbols", *SYMBOLS])
+
+    async def session():
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            names = sorted(t.name for t in (await s.list_tools()).tools)
+            escaped = await s.call_tool("draw", {"oplist": escape})
+            unknown = await s.call_tool("pins", {"lib_id": "Secret:Thing"})
+            drawn = await s.call_tool("draw", {"oplist": ops})
+            submitted = await s.call_tool("submit", {"oplist": ops})
+            return names, escaped, unknown, drawn, submitted
+
+    names, escaped, unknown, drawn, submitted = anyio.run(session)
+    assert names == sorted(["list_ops", "op_schema", "pins", "nets", "validate", "draw",
+                            "submit"])
+    assert escaped.is_error and "[denied]" in escaped.content[0].text
+    assert "PATH_OUTSIDE_PAIR" in escaped.content[0].text
+    assert unknown.is_error and "not one this task draws with" in unknown.content[0].text
+    assert not drawn.is_error and '"applied": true' in drawn.content[0].text
+    assert not submitted.is_error and json.loads(out.read_text()) == ops
+    # The tools' scratch is gone with the server; nothing was written outside the pair.
+    assert not list((tmp_path / "pair").glob(".tools-*"))

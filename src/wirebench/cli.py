@@ -309,7 +309,27 @@ def _parser():
     rp.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
     rp.add_argument("--archive", type=Path, help="add a history chart of these archived runs")
     rp.set_defaults(func=_cmd_report)
+
+    mc = sub.add_parser("mcp", help="one pair's akcli tools as a stdio MCP server")
+    mc.add_argument("--task", required=True, type=Path, help="the task folder")
+    mc.add_argument("--pair", required=True, type=Path,
+                    help="the folder the tools work in (their scratch sheets go here)")
+    mc.add_argument("--submit", type=Path, help="where `submit` writes the op-list")
+    _symbol_flags(mc)
+    mc.set_defaults(func=_cmd_mcp)
     return p
+
+
+def _cmd_mcp(args) -> int:
+    from wirebench.corpus.libraries import symbols_for
+    from wirebench.corpus.tasks import load_task
+    from wirebench.mcp_server import serve
+    from wirebench.runtime.confine import require
+
+    require()  # the tools' akcli steps run confined, or not at all
+    symbols, kicad = _libraries(args)
+    task = load_task(args.task)
+    return serve(task.path, args.pair, symbols_for(task, symbols, kicad), args.submit)
 
 
 def _symbol_flags(p) -> None:
