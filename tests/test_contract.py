@@ -221,9 +221,9 @@ def problems(root) -> list[str]:
 GOOD = {"id": "01-divider", "family": "passive", "brief": "a divider"}
 
 
-def test_the_shipped_corpus_has_24_sound_tasks_of_every_kind():
-    report = check_corpus(TASKS, SYMBOLS)
-    assert report["sound"] and len(report["tasks"]) >= 24
+def test_the_shipped_corpus_has_tasks_of_every_outcome():
+    # (that every one is sound is test_corpus's: one pass over the corpus is enough)
+    assert sum((d / "task.md").is_file() for d in TASKS.iterdir()) >= 24
     outcomes = {o for d in TASKS.iterdir() if (d / "task.md").is_file()
                 for o in load_task(d).expected_outcomes}
     assert outcomes == {"success", "blocked", "human-review-required", "stop-condition"}

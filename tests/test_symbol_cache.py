@@ -15,11 +15,13 @@ from conftest import REPO, SYMBOLS, TASKS
 DRAW_ALL = """
 import json, pickle, sys
 from pathlib import Path
-from wirebench.corpus.tasks import discover
+from wirebench.corpus.tasks import discover, load_task
 from wirebench.steps.pair import evaluate_pair
 from wirebench.runtime import symbol_cache
 out, symbols = Path(sys.argv[1]), sys.argv[2:]
-for task in discover(%(tasks)r):
+# The run's own libraries: a board task draws with KiCad's (100 MB), which without the
+# cache takes minutes a board; test_boards draws those, cached.
+for task in (t for t in discover(%(tasks)r) if not load_task(t).libraries):
     evaluate_pair(task / "reference_ops.json", task, symbols, out / task.name,
                   {"model": "reference", "task": task.name, "sample": 1})
 unchanged = None

@@ -107,6 +107,11 @@ def test_a_model_that_checks_its_work_with_the_tools_passes_three_families(tools
         assert all(s["status"] == "ok" and s["args_bytes"] > 0 and len(s["args_sha256"]) == 16
                    and s["result_bytes"] > 0 and s["latency_s"] >= 0 for s in steps)
     assert set(df.xs("tools-good")["tier"]) == {"transcription", "design", "board"}
+    # The report's drill-down shows each pair's calls as a timeline.
+    html = (project.root / "results" / "report.html").read_text()
+    timeline = html.split("id='pair-tools-good-01-divider-1'")[1].split("</details>")[0]
+    assert timeline.count("<li class='pass'><code>") == 4
+    assert timeline.index("<code>pins</code>") < timeline.index("<code>submit</code>")
     # The scratch folder of the tool calls is gone; the pair holds its artifacts only.
     assert not list(project.pair("tools-good", "b08-buck-3v3").glob(".tools-*"))
 
@@ -130,6 +135,8 @@ def test_bad_calls_get_tool_errors_and_the_loop_goes_on(tools_run):
     assert any("[denied]" in r and "PATH_OUTSIDE_PAIR" in r for r in replies)
     card = json.loads((project.root / "results" / "scorecard.json").read_text())
     assert card["models"]["tools-bad"]["surface_regressions"] == 3 * len(TASK_IDS)
+    # Three replies of 550 tokens a pair (fake_openai's counts), and every pair passed.
+    assert card["models"]["tools-bad"]["tokens_per_pass"] == 3 * 550.0
     assert card["models"]["tools-good"]["surface_regressions"] == 0
     assert not Path("/etc/passwd.kicad_sch").exists()
 
@@ -143,6 +150,8 @@ def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
         assert "budget max_tool_calls ran out" in agent["error"]
     df = project.summary().set_index(["model", "task"])
     assert set(df.xs("tools-loop")["outcome"]) == {"invalid"}  # its failure, not infra
+    html = (project.root / "results" / "report.html").read_text()
+    assert "The <code>max_tool_calls</code> budget ran out." in html
 
 
 def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):

@@ -61,14 +61,15 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         return Answer(None, "no_answer", f"{why} before any op-list",
                       detail=detail(budget=budget))
 
+    # One client for the loop: a client per request would load the CA bundle each time.
+    client = client_for(spec)
+    if isinstance(client, Answer):
+        return client
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             return out_of("timeout")
-        client = client_for(spec, timeout=left)
-        if isinstance(client, Answer):
-            return client
-        got = request(client, spec, messages, tools=offered)
+        got = request(client, spec, messages, tools=offered, timeout=left)
         if isinstance(got, Answer):  # the server's failure: the step may retry the turn
             got.detail.update({k: v for k, v in detail().items() if k != "http_status"})
             return got

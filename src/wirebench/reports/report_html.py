@@ -156,6 +156,21 @@ def _turns(agent: dict) -> str:
             + "".join(rows) + "</table>")
 
 
+def _trajectory(agent: dict) -> str:
+    """A tool-calling agent's steps as a timeline: which tool, how it went, how much went
+    in and came back, and how long it took."""
+    steps = [s for turn in agent.get("turns", []) for s in turn.get("trajectory", [])]
+    if not steps:
+        return ""
+    items = "".join(
+        f"<li class='{'pass' if s['status'] == 'ok' else 'fail'}'><code>{escape(s['tool'])}"
+        f"</code> {escape(s['status'])}: {s['args_bytes']} B in, {s['result_bytes']} B back, "
+        f"{s['latency_s']:.2f} s</li>" for s in steps)
+    budget = (f"<p>The <code>{escape(agent['budget'])}</code> budget ran out.</p>"
+              if agent.get("budget") else "")
+    return f"<h4>Tool calls</h4><ol class='trajectory'>{items}</ol>{budget}"
+
+
 def sim_plot(wave: dict) -> str:
     """The simulation's kept vectors against time (or frequency, on a log axis)."""
     import matplotlib
@@ -220,7 +235,7 @@ def drilldown(pair: Path, score: dict, expected: dict) -> str:
         f"<h4>Criteria</h4><table><tr><th>id</th><th>kind</th><th>verdict</th><th>detail</th>"
         f"</tr>{verdicts}</table>"
         f"<h4>Errors (validation, rails, post-checks)</h4><ul>{errors or '<li>none</li>'}</ul>"
-        f"<h4>Agent</h4>{_turns(agent)}</details>")
+        f"<h4>Agent</h4>{_turns(agent)}{_trajectory(agent)}</details>")
 
 
 def _function(pair: Path, expected: dict) -> str:

@@ -185,6 +185,12 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "tool_calls": _total(group["tool_calls"]),
             "surface_regressions": int(group["surface_regressions"].sum()),
         }
+        # What a passed pair costs: every pair's spend, failures included, over the passes.
+        card, passes = per_model[model], per_model[model]["passed"]
+        tokens = (card["prompt_tokens"] or 0) + (card["completion_tokens"] or 0)
+        card["tokens_per_pass"] = round(tokens / passes, 1) if passes and tokens else None
+        card["cost_per_pass"] = (round(card["cost_usd"] / passes, 6)
+                                 if passes and card["cost_usd"] is not None else None)
     from wirebench.reports.stats import pass_at_k, pass_hat_k, wilson
 
     k = int(df["sample"].max())

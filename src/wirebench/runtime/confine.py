@@ -14,6 +14,7 @@ files the step names. Never the corpus folder as a whole (`reference_ops.json`,
 from __future__ import annotations
 
 import contextlib
+import gc
 import functools
 import io
 import os
@@ -93,8 +94,13 @@ def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> No
     out_r, out_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    # The child is short-lived: a garbage collection there would touch every object of
+    # the warm parent (akcli, the parsed libraries) and copy its pages. Frozen objects are
+    # skipped, and the child collects nothing at all.
+    gc.freeze()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        gc.disable()
         os.close(out_r)
         _child(fn, reads, writes, out_w)
     os.close(out_w)
