@@ -192,3 +192,53 @@ def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):
     assert not submitted.is_error and json.loads(out.read_text()) == ops
     # The tools' scratch is gone with the server; nothing was written outside the pair.
     assert not list((tmp_path / "pair").glob(".tools-*"))
+
+
+MCP_AGENT = """
+import asyncio, json, os, sys
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+server = json.load(open(os.environ["MCP_CONFIG"]))["mcpServers"]["wirebench"]
+answer = json.load(open(sys.argv[1] + "/" + os.environ["TASK_ID"] + ".json"))
+
+async def main():
+    params = StdioServerParameters(command=server["command"], args=server["args"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        peek = await s.call_tool("draw", {"oplist": {**answer, "ops": [
+            {**answer["ops"][0], "symbol_source": sys.argv[2]}, *answer["ops"][1:]]}})
+        print("peek:", peek.is_error, peek.content[0].text[:200], file=sys.stderr)
+        drawn = await s.call_tool("draw", {"oplist": answer})
+        assert not drawn.is_error and '"applied": true' in drawn.content[0].text, drawn
+        await s.call_tool("submit", {"oplist": answer})
+
+asyncio.run(main())
+"""
+
+
+def test_a_command_agent_drives_the_tools_through_mcp_config_in_its_sandbox(tmp_path):
+    """A `command` entry with `mcp: true`: the agent (here a script using the mcp client)
+    starts the server MCP_CONFIG names, inside its sandbox, draws, and submits to
+    OPS_OUT. A draw that points at the answer key is a tool error; the pair passes."""
+    import sys
+
+    from conftest import Project
+
+    task = "b08-buck-3v3"
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    (answers / f"{task}.json").write_text((TASKS / task / "reference_ops.json").read_text())
+    script = tmp_path / "agent.py"
+    script.write_text(MCP_AGENT)
+    key = str(TASKS / task / "reference_ops.json")
+    entry = {"kind": "command", "mcp": True, "provider": "local", "timeout": 300,
+             "retries": 0, "expose": [str(answers), str(script)],
+             "command": f"{sys.executable} {script} {answers} {key}"}
+    project = Project(tmp_path / "wb").configure({"mcp-agent": entry}, tasks=[task])
+    project.snakemake()
+    score = project.score("mcp-agent", task)
+    assert score["passed"], score["errors"]
+    agent = json.loads((project.pair("mcp-agent", task) / "agent.json").read_text())
+    tail = agent["stderr_tail"]
+    assert "peek: True" in tail and "PATH_OUTSIDE_PAIR" in tail

@@ -35,6 +35,8 @@ def _libraries(args) -> tuple[list[str], str | None]:
     folder, which board tasks read their own libraries from."""
     from wirebench.config import load_config
 
+    if args.symbols and not args.config.is_file():  # all given: no config needed
+        return args.symbols, None
     config = load_config(args.config)
     return args.symbols or config["symbols"], config.get("kicad_symbols")
 

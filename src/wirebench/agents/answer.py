@@ -20,6 +20,8 @@ class TurnContext:
     history: list[tuple[str, str]] = field(default_factory=list)
     # The pair's tools (steps/tools.py's Toolbox) for an entry with `tools: true`.
     tools: object | None = None
+    # The symbol libraries the task draws with (a command entry's MCP server needs them).
+    symbols: list[str] = field(default_factory=list)
 
     @property
     def feedback(self) -> str | None:

@@ -89,6 +89,27 @@ def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
     return named
 
 
+def _stage_mcp(ctx: TurnContext, inputs: Path, inside: str, work: str) -> None:
+    """MCP_CONFIG for an entry with `mcp: true`: a `wirebench mcp` server the agent's CLI
+    starts inside the sandbox, on a copy of what a draw needs from the task (the prompt,
+    the base design, the arrange flags, the tool surface; never the answer key or the
+    criteria), with OPS_OUT as where `submit` writes."""
+    import json
+
+    task = inputs / "tool_task"
+    task.mkdir()
+    shutil.copyfile(ctx.task.prompt_path, task / "task.md")
+    for path in ctx.task.draw_inputs:
+        shutil.copyfile(path, task / path.name)
+    if "tool_surface" in ctx.task.meta:
+        (task / "task.yaml").write_text(f"tool_surface: {ctx.task.meta['tool_surface']}\n")
+    server = {"command": sys.executable, "args": [
+        "-m", "wirebench.cli", "mcp", "--task", f"{inside}/tool_task", "--pair", work,
+        "--submit", f"{work}/ops.json", "--symbols", *ctx.symbols]}
+    (inputs / "mcp.json").write_text(json.dumps({"mcpServers": {"wirebench": server}},
+                                                indent=2))
+
+
 def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: str,
                  home: str) -> dict:
     """Built from nothing: the contract, a few basics, and what `env:` names."""
@@ -138,6 +159,11 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
     host = Path(tempfile.mkdtemp(prefix="wirebench-agent-"))
     try:
         named = _stage(ctx, host / "inputs")
+        inside, work = ((str(host / "inputs"), str(host / "work")) if sandbox_off()
+                        else (sandbox.INPUTS, sandbox.WORK))
+        if spec.get("mcp"):
+            _stage_mcp(ctx, host / "inputs", inside, work)
+            named["MCP_CONFIG"] = "mcp.json"
         report_r, report_w = os.pipe()
         if sandbox_off():
             (host / "work").mkdir()
@@ -152,7 +178,9 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
             argv = sandbox.command(
                 _launcher(report_w, "/tmp", spec["command"], cap),
                 inputs=host / "inputs", hide=hide,
-                expose=[Path(p).resolve() for p in spec.get("expose", [])],
+                # An MCP server reads the task's libraries (read-only, as the rest).
+                expose=[Path(p).resolve() for p in (*spec.get("expose", []),
+                                                    *(ctx.symbols if spec.get("mcp") else ()))],
                 network=bool(spec.get("network", True)), size=cap)
             cwd = Path("/")
 

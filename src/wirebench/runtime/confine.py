@@ -14,8 +14,8 @@ files the step names. Never the corpus folder as a whole (`reference_ops.json`,
 from __future__ import annotations
 
 import contextlib
-import gc
 import functools
+import gc
 import io
 import os
 import select

@@ -103,7 +103,7 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
     try:
         for turn in range(1, max_turns + 1):
             ctx = TurnContext(model, task, sample, turn, prompt, skills, list(history),
-                              tools=toolbox)
+                              tools=toolbox, symbols=[str(Path(s).absolute()) for s in symbols])
             final, attempts = _attempts(spec, ctx)
             record = {"turn": turn, "status": final.status, "error": final.error,
                       "attempts": attempts,
