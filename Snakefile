@@ -29,5 +29,6 @@ rule all:
         "results/report.md",
         "results/report.html",
         "results/manifest.json",
+        "results/verdict.json",
         # --config strict=true: the run fails unless the gate passes.
         ["results/gate.json"] if config.get("strict") else [],

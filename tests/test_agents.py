@@ -101,7 +101,8 @@ def agent_run(tmp_path_factory):
                 f"echo \"key=$WB_TEST_KEY\" >&2; {writer}", env=["WB_TEST_KEY"],
                 expose=[str(answers)]),
         }
-        project = Project(root / "wb").configure(models, tasks=[TASK])
+        # Models that are all infra errors on purpose: the run must still end green.
+        project = Project(root / "wb").configure(models, tasks=[TASK], max_infra_rate=1.0)
         proc = project.snakemake(env={"WB_TEST_KEY": CANARY, "WB_SNOOP_KEY": SNOOP_CANARY,
                                       "WB_HIDDEN": "must-not-leak"})
         yield project, server, proc

@@ -12,7 +12,7 @@ SUMMARY_COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expe
                    "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
                    "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
                    "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
-                   "completion_tokens", "cost_usd", "errors"]
+                   "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "errors"]
 
 
 def all_tasks():
@@ -44,6 +44,27 @@ def test_the_reference_matrix_passes_every_task(project):
     # And a second run has nothing to do.
     again = project.snakemake("-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_broken_agent_fails_the_run_and_says_which(project):
+    """A command not on PATH makes every pair of its model an infra error: the run exits
+    non-zero, prints a line per model, and names the model and its first error. The
+    summary and reports are still written; a higher max_infra_rate lets it pass."""
+    models = {"reference": {"kind": "reference"},
+              "typo": {"kind": "command", "command": "no-such-agent-on-path", "retries": 0}}
+    proc = project.configure(models, tasks=["01-divider", "02-rc-lowpass"]).snakemake(
+        check=False)
+    assert proc.returncode != 0
+    lines = proc.stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["model", "pairs"])
+    assert lines[header + 1].split() == ["reference", "2", "2", "0", "0", "0"]
+    assert lines[header + 2].split() == ["typo", "2", "0", "0", "0", "2"]
+    assert ("wirebench: typo: 2/2 pairs are infra errors (more than 50%); first: "
+            "01-divider: agent: agent crashed (exit 127)") in proc.stdout
+    assert (project.root / "results" / "report.html").is_file()
+    assert not (project.root / "results" / "verdict.json").exists()
+    ok = project.snakemake("--config", "max_infra_rate=1.0")
+    assert "typo" in ok.stdout and (project.root / "results" / "verdict.json").is_file()
 
 
 def test_the_shipped_config_runs_the_reference_and_the_baseline(project):

@@ -200,6 +200,22 @@ def _cmd_gate(args) -> int:
     return 0 if report["passed"] else EXIT_FAIL
 
 
+def _cmd_verdict(args) -> int:
+    from wirebench.evidence.files import write_json
+    from wirebench.reports.verdict import verdict
+
+    text, failed = verdict(args.scorecard, args.summary, args.max_infra_rate)
+    print(text)
+    for line in failed:
+        print(f"wirebench: {line}", file=sys.stderr)
+    if failed:
+        return EXIT_FAIL
+    if args.out:
+        write_json(args.out, {"schema": "wirebench.verdict/1", "table": text,
+                              "max_infra_rate": args.max_infra_rate})
+    return 0
+
+
 def _cmd_report(args) -> int:
     from wirebench.reports.report import write_report
 
@@ -301,6 +317,15 @@ def _parser():
     gt.add_argument("--reference", default="reference", help="the self-check model's name")
     gt.add_argument("--out", type=Path, help="write gate.json here when the gate passes")
     gt.set_defaults(func=_cmd_gate)
+
+    vd = sub.add_parser("verdict", help="a line per model; exit 1 when a model's pairs are "
+                        "mostly infra errors")
+    vd.add_argument("--scorecard", type=Path, default=Path("results/scorecard.json"))
+    vd.add_argument("--summary", type=Path, default=Path("results/summary.csv"))
+    vd.add_argument("--max-infra-rate", type=float, default=0.5,
+                    help="the infra-error share above which a model fails the run")
+    vd.add_argument("--out", type=Path, help="write verdict.json here when it passes")
+    vd.set_defaults(func=_cmd_verdict)
 
     rp = sub.add_parser("report", help="report.md: a model x task matrix")
     rp.add_argument("--summary", required=True, type=Path)

@@ -284,9 +284,22 @@ def step_fingerprint(step):
     return fingerprint(step)
 
 
+def print_verdict():
+    """The per-model line on the terminal, even under -q, and why the run failed when a
+    model's pairs are mostly infra errors (the verdict rule's own output goes to its log)."""
+    from wirebench.reports.verdict import verdict
+
+    if os.path.exists("results/scorecard.json") and os.path.exists("results/summary.csv"):
+        text, failed = verdict("results/scorecard.json", "results/summary.csv",
+                               config.get("max_infra_rate", 0.5))
+        print("\n".join(["", text, *(f"wirebench: {line}" for line in failed)]))
+
+
 onsuccess:
     stop_scheduler_timers()
+    print_verdict()
 
 
 onerror:
     stop_scheduler_timers()
+    print_verdict()

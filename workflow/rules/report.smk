@@ -77,6 +77,27 @@ rule manifest:
         " --samples {params.samples} --out {output} 2> {log}"
 
 
+rule verdict:
+    """A line per model; the run fails when a model's pairs are mostly infra errors (a
+    command not on PATH, a dead endpoint): otherwise it would end green, that model
+    silently left out of every pass rate."""
+    input:
+        scorecard="results/scorecard.json",
+        summary="results/summary.csv",
+    output:
+        "results/verdict.json",
+    params:
+        max_infra_rate=config.get("max_infra_rate", 0.5),
+        fingerprint=step_fingerprint("verdict"),
+    log:
+        "results/logs/verdict.log",
+    conda:
+        "../../envs/wirebench.yaml"
+    shell:
+        "wirebench verdict --scorecard {input.scorecard} --summary {input.summary}"
+        " --max-infra-rate {params.max_infra_rate} --out {output} 2> {log}"
+
+
 rule gate:
     """With --config strict=true: fail the run when a reference pair misses its expected
     outcome or a model falls below its configured floor."""

@@ -38,6 +38,7 @@ STEP_CODE = {
               "evidence/trace.py", "evidence/provenance.py", "schemas/task.schema.yaml"],
     "manifest": ["evidence/manifest.py", "evidence/files.py"],
     "gate": ["reports/gate.py", "evidence/files.py"],
+    "verdict": ["reports/verdict.py", "evidence/files.py"],
     "summary": ["reports/summary.py", "evidence/provenance.py"],
     "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py"],
     "report": ["reports/report.py", "reports/report_html.py", "verify/scoring.py",
