@@ -19,7 +19,7 @@ from conftest import Project
 import wirebench
 
 TASK_IDS = ["01-divider", "02-rc-lowpass", "13-edit-add-status-led"]
-REST = {"summary": 1, "report": 1, "manifest": 1, "all": 1}  # these follow any change
+REST = {"summary": 1, "report": 1, "manifest": 1, "verdict": 1, "all": 1}  # follow any change
 
 
 def job_counts(proc) -> dict[str, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 
 from conftest import REPO, TASKS
 
@@ -226,3 +227,28 @@ def test_steps_run_the_wirebench_that_the_workflow_imported(project, tmp_path):
     project.snakemake(env={"PATH": f"{other}:{os.environ['PATH']}"})
     assert project.score("reference", "01-divider")["passed"] is True
     assert (project.root / "results" / "report.html").is_file()
+
+
+def test_editing_an_agents_own_script_reruns_only_that_model(project):
+    """`files:` puts an agent's script into its model's fingerprint, and the sandbox shows
+    it under PROJECT_DIR: editing mine.py reruns `mine`'s pairs and nothing of `other`."""
+    from test_reruns import job_counts
+
+    agents = project.root / "agents"
+    agents.mkdir(parents=True)
+    script = ("import os\nopen(os.environ['OPS_OUT'], 'w').write("
+              "'{\"protocol_version\": 2, \"target_format\": \"kicad\", \"ops\": []}')\n")
+    for name in ("mine", "other"):
+        (agents / f"{name}.py").write_text(script)
+    models = {name: {"kind": "command", "files": [f"agents/{name}.py"], "retries": 0,
+                     "command": f"{sys.executable} \"$PROJECT_DIR/agents/{name}.py\""}
+              for name in ("mine", "other")}
+    tasks = ["01-divider", "02-rc-lowpass"]
+    project.configure(models, tasks=tasks).snakemake()  # no infra error: the scripts ran
+    assert set(project.summary()["outcome"]) == {"success"}  # an empty sheet, drawn
+    (agents / "mine.py").write_text(script + "# tuned\n")
+    counts = job_counts(project.snakemake("-n"))
+    assert counts["generate"] == len(tasks)
+    assert counts["score"] == len(tasks)
+    (agents / "mine.py").write_text(script)
+    assert job_counts(project.snakemake("-n")) == {}

@@ -222,6 +222,29 @@ def sim_flag(wildcards, input):
     return f"--sim {input.sim}" if "sim" in input.keys() else ""
 
 
+def _agent_files():
+    """Per model, the hash of the files its `files:` globs match (an agent's own script):
+    a generate param, so editing the script reruns that model and nothing else."""
+    import hashlib
+
+    hashes = {}
+    for name, entry in MODELS.items():
+        h = hashlib.sha256()
+        for pattern in entry.get("files", []):
+            found = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
+            if not found:
+                raise WorkflowError(f"config key models.{name}.files: {pattern!r} matches no file")
+            for path in found:
+                h.update(path.encode() + b"\0")
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+        hashes[name] = h.hexdigest()[:16] if entry.get("files") else ""
+    return hashes
+
+
+AGENT_FILES = _agent_files()
+
+
 def model_entry(wildcards):
     if wildcards.model not in MODELS:
         raise WorkflowError(f"model {wildcards.model!r} is not in the config's models")

@@ -89,6 +89,14 @@ def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
     return named
 
 
+def _own_files(spec: dict) -> list[str]:
+    """The files an entry's `files:` globs match, from the workflow folder."""
+    import glob
+
+    return sorted({p for pattern in spec.get("files", [])
+                   for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)})
+
+
 def _stage_mcp(ctx: TurnContext, inputs: Path, inside: str, work: str) -> None:
     """MCP_CONFIG for an entry with `mcp: true`: a `wirebench mcp` server the agent's CLI
     starts inside the sandbox, on a copy of what a draw needs from the task (the prompt,
@@ -117,7 +125,10 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
     env.update({k: f"{inputs}/{name}" for k, name in named.items()})
     env.update({"HOME": home, "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
                 "OPS_OUT": f"{work}/ops.json", "TASK_ID": ctx.task.id, "MODEL": ctx.model,
-                "SAMPLE": str(ctx.sample), "TURN": str(ctx.turn)})
+                "SAMPLE": str(ctx.sample), "TURN": str(ctx.turn),
+                # The workflow folder, where `files:` are shown: `python3
+                # "$PROJECT_DIR/agents/mine.py"` (the command itself starts elsewhere).
+                "PROJECT_DIR": os.getcwd()})
     return env
 
 
@@ -180,6 +191,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
                 inputs=host / "inputs", hide=hide,
                 # An MCP server reads the task's libraries (read-only, as the rest).
                 expose=[Path(p).resolve() for p in (*spec.get("expose", []),
+                                                    *_own_files(spec),
                                                     *(ctx.symbols if spec.get("mcp") else ()))],
                 network=bool(spec.get("network", True)), size=cap)
             cwd = Path("/")
