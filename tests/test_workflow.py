@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 from conftest import REPO, TASKS
@@ -252,3 +253,35 @@ def test_editing_an_agents_own_script_reruns_only_that_model(project):
     assert counts["score"] == len(tasks)
     (agents / "mine.py").write_text(script)
     assert job_counts(project.snakemake("-n")) == {}
+
+
+def test_retry_infra_reruns_the_infra_pairs_and_nothing_else(project, tmp_path):
+    """An agent that was down: `wirebench retry-infra` forces exactly its infra pairs
+    (and what follows from them); the reference's pairs are not touched."""
+    from test_reruns import job_counts
+
+    up, answers = tmp_path / "up", tmp_path / "answers"
+    up.mkdir()
+    answers.mkdir()
+    tasks = ["01-divider", "02-rc-lowpass"]
+    for t in tasks:
+        shutil.copy(TASKS / t / "reference_ops.json", answers / f"{t}.json")
+    models = {"reference": {"kind": "reference"},
+              "flaky": {"kind": "command", "retries": 0, "expose": [str(up), str(answers)],
+                        "command": f"test -e {up}/flag || exit 3; "
+                                   f"cp {answers}/$TASK_ID.json \"$OPS_OUT\""}}
+    project.configure(models, tasks=tasks, max_infra_rate=1.0).snakemake()
+    df = project.summary().set_index("model")
+    assert list(df.loc["flaky", "outcome"]) == ["infra_error"] * 2
+    (up / "flag").touch()  # the agent is back
+    proc = subprocess.run(
+        ["wirebench", "retry-infra", "--", "-s", str(REPO / "Snakefile"), "-d",
+         str(project.root), "--cores", "2"], cwd=project.root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "2 pair(s) whose last answer was an infra error" in proc.stdout
+    counts = job_counts(proc)
+    assert (counts["generate"], counts["validate"], counts["score"]) == (2, 2, 2)
+    assert set(project.summary().set_index("model").loc["flaky", "outcome"]) == {"success"}
+    again = subprocess.run(["wirebench", "retry-infra"], cwd=project.root,
+                           capture_output=True, text=True)
+    assert again.returncode == 0 and "0 pair(s)" in again.stdout

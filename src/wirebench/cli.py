@@ -200,6 +200,31 @@ def _cmd_gate(args) -> int:
     return 0 if report["passed"] else EXIT_FAIL
 
 
+def _cmd_retry_infra(args) -> int:
+    """Rerun exactly the pairs whose last generate was an infra error: their ops.json are
+    forced targets, and Snakemake reruns what follows from them (and nothing else)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    results = Path(args.results)
+    if not (results / "runs").is_dir():
+        raise FileNotFoundError(f"{results}: no runs/ here (a results folder of a run)")
+    wanted = set(args.models or [])
+    targets = []
+    for agent in sorted(results.glob("runs/*/*/*/agent.json")):
+        doc = json.loads(agent.read_text())
+        if doc.get("status") == "infra_error" and (not wanted or doc.get("model") in wanted):
+            targets.append(str(Path("results") / agent.parent.relative_to(results) / "ops.json"))
+    print(f"{len(targets)} pair(s) whose last answer was an infra error")
+    if not targets:
+        return 0
+    extra = [a for a in args.snakemake_args if a != "--"]
+    cmd = ["snakemake", "--force", *targets, "all", *extra]
+    print(f"snakemake --force <{len(targets)} answers> all {' '.join(extra)}", flush=True)
+    return subprocess.call(cmd)
+
+
 def _cmd_verdict(args) -> int:
     from wirebench.evidence.files import write_json
     from wirebench.reports.verdict import verdict
@@ -317,6 +342,13 @@ def _parser():
     gt.add_argument("--reference", default="reference", help="the self-check model's name")
     gt.add_argument("--out", type=Path, help="write gate.json here when the gate passes")
     gt.set_defaults(func=_cmd_gate)
+
+    ri = sub.add_parser("retry-infra", help="rerun the pairs whose last answer was an "
+                        "infra error (and only those); arguments after -- go to snakemake")
+    ri.add_argument("--results", type=Path, default=Path("results"))
+    ri.add_argument("--models", nargs="*", help="only these models' pairs")
+    ri.add_argument("snakemake_args", nargs=argparse.REMAINDER)
+    ri.set_defaults(func=_cmd_retry_infra)
 
     vd = sub.add_parser("verdict", help="a line per model; exit 1 when a model's pairs are "
                         "mostly infra errors")
