@@ -47,7 +47,7 @@ def test_report_html_in_headless_chromium(run, tmp_path):
     assert re.search(r'<div id="heatmap"><svg', dom), "the heatmap is an inline chart"
     assert re.search(r'<div id="pass-rates"><svg', dom)
     # A drill-down per pair, each with its rendered sheet and a nets diff.
-    pairs = re.findall(r'<details class="pair" id="pair-([^"]+)">', dom)
+    pairs = re.findall(r'<details class="pair" id="pair-([^"]+)" data-passed', dom)
     assert len(pairs) == 2 * 3 * 2
     drill = dom[dom.index('id="pair-baseline-12-battery-sense-divider-macro-1"'):]
     drill = drill[:drill.index("</details>")]
@@ -60,6 +60,30 @@ def test_report_html_in_headless_chromium(run, tmp_path):
     shot = tmp_path / "report.png"
     browse(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,1600")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_failed_pairs_come_first_with_their_answer_and_a_filter(run, tmp_path):
+    page = run.root / "results" / "report.html"
+    dom = browse(page, tmp_path, "--dump-dom").stdout
+    flags = re.findall(r'<details class="pair" id="pair-[^"]+" data-passed="(\d)">', dom)
+    assert len(flags) == 12 and "1" in flags and "0" in flags
+    assert flags == sorted(flags), "every failed pair comes before every passed one"
+    assert '<input type="checkbox" id="failed-only">' in dom
+    # The agent's answer, pretty-printed and collapsed, in each drill-down.
+    drill = dom[dom.index('id="pair-reference-01-divider-1"'):]
+    answer = drill[drill.index('<details class="answer">'):drill.index("</pre>")]
+    assert '"protocol_version": 2,\n' in answer and '  "ops": [' in answer
+    # With the box ticked, Chromium lays out failed pairs only (the style does it): the
+    # same page prints on fewer pages.
+    filtered = tmp_path / "filtered.html"
+    filtered.write_text(page.read_text().replace("id='failed-only'>",
+                                                 "id='failed-only' checked>"))
+    pages = {}
+    for name, html in (("all", page), ("failed", filtered)):
+        pdf = tmp_path / f"{name}.pdf"
+        browse(html, tmp_path, f"--print-to-pdf={pdf}", "--no-pdf-header-footer")
+        pages[name] = len(re.findall(rb"/Type\s*/Page[^s]", pdf.read_bytes()))
+    assert 0 < pages["failed"] < pages["all"], pages
 
 
 def test_repeats_give_pass_at_k_and_pass_hat_k(run):

@@ -37,6 +37,9 @@ def test_the_reference_matrix_passes_every_task(project):
     assert card["versions"]["akcli"] == ["0.22.0"] and card["versions"]["wirebench"]
     report = (project.root / "results" / "report.md").read_text()
     assert "| 01-divider | PASS |" in report
+    # A right refusal draws nothing on purpose, and shows no error for it.
+    for task in ("17-contradictory-divider", "18-out-of-domain-firmware"):
+        assert project.score("reference", task)["errors"] == [], task
     pair = project.pair("reference", "01-divider")
     assert {p.name for p in pair.iterdir()} == {
         "ops.json", "agent.json", "validate.json", "board.kicad_sch", "board.svg", "apply.json",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from html import escape
 from pathlib import Path
 
@@ -32,6 +33,8 @@ details{border:1px solid #dde;border-radius:6px;margin:6px 0;padding:4px 10px}
 summary{cursor:pointer}.pass{color:#116b2f;font-weight:600}.fail{color:#a3161a;font-weight:600}
 .needs_human{color:#8a5a00;font-weight:600}.sheet{max-width:100%;max-height:420px;
 border:1px solid #eee;background:#fff}.muted{color:#667}code{background:#f3f4f8;padding:0 3px}
+#failed-only:checked~#pairs details.pair[data-passed='1']{display:none}
+pre.answer{max-height:480px;overflow:auto;background:#f7f7fa;padding:6px;font-size:12px}
 """
 
 
@@ -47,23 +50,34 @@ def heatmap(df, models: list[str], tasks: list[str]) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.colors import ListedColormap
 
-    grid = df.groupby(["task", "model"])["score"].mean().unstack("model").reindex(
+    # The colour says pass or fail (a pair can fail with a score of 1.00: a criterion
+    # failed); the score is the cell's text. Over samples, the share that passed.
+    scored = df[df["outcome"] != "infra_error"]
+    grid = scored.groupby(["task", "model"])["score"].mean().unstack("model").reindex(
+        index=tasks, columns=models)
+    passed = scored.groupby(["task", "model"])["passed"].mean().unstack("model").reindex(
         index=tasks, columns=models)
     marks = df.groupby(["task", "model"])["outcome"].agg(
         lambda s: "".join(sorted({OUTCOME_MARK.get(o, "?") for o in s}))).unstack("model")
     fig, ax = plt.subplots(figsize=(1.4 + 1.1 * len(models), 0.8 + 0.28 * len(tasks)))
-    im = ax.imshow(grid.to_numpy(dtype=float), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    shades = ListedColormap(["#e8a3a5", "#f3d9a4", "#a8d8b2"])  # failed, some passed, passed
+    share = passed.to_numpy(dtype=float)
+    levels = np.where(np.isnan(share), np.nan, (share > 0) * 1.0 + (share >= 1) * 1.0)
+    cmap = shades.with_extremes(bad="#d5d7de")  # infra errors only: no verdict
+    ax.imshow(levels, cmap=cmap, vmin=-0.5, vmax=2.5, aspect="auto")
     ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
     ax.set_yticks(range(len(tasks)), tasks, fontsize=8)
     for i, task in enumerate(tasks):
         for j, model in enumerate(models):
             mark = marks.loc[task, model] if model in marks.columns else ""
             value = grid.loc[task, model]
-            if value == value:  # not NaN
-                ax.text(j, i, f"{value:.2f}{mark}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, fraction=0.04, label="score")
-    ax.set_title("score by model and task (I invalid, B blocked, S/H declined, X infra)")
+            text = f"{value:.2f}{mark}" if value == value else mark  # NaN: infra only
+            ax.text(j, i, text, ha="center", va="center", fontsize=7)
+    ax.set_title("pass (green) / fail (red) / some samples (amber) / infra only (grey);\n"
+                 "text: mean score (I invalid, B blocked, S/H declined, X infra)", fontsize=9)
     svg = _svg(fig)
     plt.close(fig)
     return svg
@@ -227,7 +241,8 @@ def drilldown(pair: Path, score: dict, expected: dict) -> str:
     errors = "".join(f"<li><code>{escape(e)}</code></li>" for e in score["errors"])
     agent = read_json(pair / "agent.json") if (pair / "agent.json").is_file() else {}
     return (
-        f"<details class='pair' id='pair-{escape(key.replace('/', '-'))}'><summary>"
+        f"<details class='pair' id='pair-{escape(key.replace('/', '-'))}' "
+        f"data-passed='{int(score['passed'])}'><summary>"
         f"<span class='{mark}'>{mark.upper()}</span> {escape(key)}: outcome "
         f"{score['outcome']} (expected {' or '.join(score['expected_outcome'])}), score "
         f"{score['score']}</summary>"
@@ -235,7 +250,25 @@ def drilldown(pair: Path, score: dict, expected: dict) -> str:
         f"<h4>Criteria</h4><table><tr><th>id</th><th>kind</th><th>verdict</th><th>detail</th>"
         f"</tr>{verdicts}</table>"
         f"<h4>Errors (validation, rails, post-checks)</h4><ul>{errors or '<li>none</li>'}</ul>"
-        f"<h4>Agent</h4>{_turns(agent)}{_trajectory(agent)}</details>")
+        f"<h4>Agent</h4>{_turns(agent)}{_trajectory(agent)}{_answer(pair)}</details>")
+
+
+ANSWER_SHOWN = 64 * 1024
+
+
+def _answer(pair: Path) -> str:
+    """The agent's op-list as it wrote it, pretty-printed when it is JSON, collapsed."""
+    path = pair / "ops.json"
+    if not path.is_file():
+        return ""
+    raw = path.read_bytes()[:ANSWER_SHOWN].decode(errors="replace")
+    try:
+        text = json.dumps(json.loads(raw), indent=2)
+    except ValueError:
+        text = raw
+    cut = " (first 64 KiB)" if path.stat().st_size > ANSWER_SHOWN else ""
+    return (f"<details class='answer'><summary>The answer (ops.json){cut}</summary>"
+            f"<pre class='answer'>{escape(text)}</pre></details>")
 
 
 def _function(pair: Path, expected: dict) -> str:
@@ -301,8 +334,12 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
                      f"{details}<br>{_sheet_img(pair)}</li>")
     parts.append("<h2>Needs a person</h2><ul id='needs-human'>"
                  + ("".join(items) or "<li>nothing to review</li>") + "</ul>")
-    parts.append("<h2>Every pair</h2><div id='pairs'>")
-    for row in df.sort_values(["task", "model", "sample"]).itertuples():
+    # Failed pairs first. The checkbox and #pairs are siblings: the style hides the passed
+    # pairs while it is ticked (no script: the page works offline and as a file).
+    parts.append("<h2>Every pair</h2><p class='muted'>Failed pairs first.</p>"
+                 "<input type='checkbox' id='failed-only'><label for='failed-only'> show "
+                 "failed pairs only</label><div id='pairs'>")
+    for row in df.sort_values(["passed", "task", "model", "sample"]).itertuples():
         pair = Path(runs) / row.model / row.task / str(row.sample)
         parts.append(drilldown(pair, read_json(pair / "score.json"), expected[row.task]))
     parts.append("</div></body></html>\n")

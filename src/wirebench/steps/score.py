@@ -131,7 +131,9 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
         "tier": task.tier, "family": task.meta.get("family"),
         "sim_status": simulated["status"] if simulated else None,
         "needs_human": [c["id"] for c in verdicts if c["verdict"] == "needs_human"],
-        "errors": [*agent_errors, *v["errors"], *a["errors"], *n["errors"],
+        # A refusal draws nothing on purpose: apply's "not drawn" is no error of it.
+        "errors": [*agent_errors, *v["errors"], *([] if v.get("refusal") else a["errors"]),
+                   *n["errors"],
                    *exact["mismatches"],
                    # (nets and arrange failures are already explained above)
                    *(f"criterion {c['id']}: {c['detail']}" for c in verdicts
