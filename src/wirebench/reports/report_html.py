@@ -264,7 +264,7 @@ def _answer(pair: Path) -> str:
     raw = path.read_bytes()[:ANSWER_SHOWN].decode(errors="replace")
     try:
         text = json.dumps(json.loads(raw), indent=2)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what json can read
         text = raw
     cut = " (first 64 KiB)" if path.stat().st_size > ANSWER_SHOWN else ""
     return (f"<details class='answer'><summary>The answer (ops.json){cut}</summary>"

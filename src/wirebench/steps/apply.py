@@ -52,7 +52,7 @@ def _draw_errors(res, work: Path) -> list[str]:
 
 def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str],
           out_sheet: Path, out: Path, out_svg: Path | None = None,
-          timeout: float | None = None) -> dict:
+          timeout: float | None = None, confine: bool = True) -> dict:
     """`akcli new` (+ the task's base design) + `akcli draw --apply --strict-nets`, then
     the task's post-checks. On an edit task the rails refuse an op-list that would split
     or merge a named net of the base design.
@@ -74,6 +74,9 @@ def apply(ops: Path, validation: Path, task_dir: Path | Task, symbols: list[str]
         _blank_sheet(Path(out_sheet), reason, out_svg)
         write_json(out, {**_blank(ops, validation, symbols), "errors": [reason]})
 
+    if not confine:  # the caller is a confined child already (steps/tools.py)
+        _apply(ops, validation, task, symbols, out_sheet, out, out_svg)
+        return read_json(out)
     reads = [ops, validation, *symbols, *task.draw_inputs]
     # Parsed here, in the warm process, so the forked child finds them parsed.
     from wirebench.runtime import symbol_cache

@@ -220,13 +220,30 @@ class Toolbox:
         return ToolResult("ok", "submitted", submitted=ops.read_bytes())
 
     def _dry_run(self, ops: Path, call: Path) -> tuple[dict, Path]:
+        """validate and apply, as the scored pair runs them, in one confined child: a tool
+        call pays for one fork, not two."""
+        from wirebench.evidence.files import read_json
+        from wirebench.runtime import symbol_cache
+        from wirebench.steps import confined
         from wirebench.steps.apply import apply
         from wirebench.steps.validate import validate
 
-        verdict = validate(ops, call / "validate.json", timeout=self.timeout)
         sheet = call / "board.kicad_sch"
-        applied = apply(ops, call / "validate.json", self.task, self.symbols, sheet,
-                        call / "apply.json", timeout=self.timeout)
+
+        def work() -> None:
+            validate(ops, call / "validate.json", confine=False)
+            apply(ops, call / "validate.json", self.task, self.symbols, sheet,
+                  call / "apply.json", confine=False)
+
+        def give_up(reason: str) -> None:
+            write_json(call / "apply.json", {"schema": SCHEMA, "applied": False,
+                                             "errors": [f"draw {reason}"]})
+            write_json(call / "validate.json", {"schema": SCHEMA, "valid": True, "errors": []})
+
+        symbol_cache.warm(self.symbols)  # parsed here, so the child finds them parsed
+        confined.run("draw", work, out=call / "apply.json", timeout=self.timeout,
+                     reads=[ops, *self.symbols, *self.task.draw_inputs], give_up=give_up)
+        verdict, applied = read_json(call / "validate.json"), read_json(call / "apply.json")
         if not verdict["valid"]:
             applied = {**applied, "errors": verdict["errors"] or applied["errors"]}
         return applied, sheet

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from wirebench.evidence.files import scratch_dir, write_json
+from wirebench.evidence.files import read_json, scratch_dir, write_json
 from wirebench.steps.common import input_hashes, versions, write_candidate
 from wirebench.verify.oplist import MAX_BYTES, MAX_OPS, load_oplist, read_refusal
 
@@ -13,12 +13,16 @@ SCHEMA = "wirebench.validate/1"
 
 
 def validate(ops: Path, out: Path, timeout: float | None = None,
-             max_bytes: int = MAX_BYTES, max_ops: int = MAX_OPS) -> dict:
+             max_bytes: int = MAX_BYTES, max_ops: int = MAX_OPS, confine: bool = True) -> dict:
     """`akcli ops validate`, plus wirebench's own guard on path-like fields, confined to
-    the pair's folder (steps/confined.py)."""
+    the pair's folder (steps/confined.py). confine=False is for a caller that is already
+    inside a confined child (steps/tools.py's dry run: one child for validate and draw)."""
     from wirebench.steps import confined
 
     ops, out = Path(ops).absolute(), Path(out).absolute()  # the child works in the pair
+    if not confine:
+        _validate(ops, out, max_bytes, max_ops)
+        return read_json(out)
 
     def give_up(reason: str) -> None:
         write_json(out, {**_blank(ops), "errors": [reason]})
