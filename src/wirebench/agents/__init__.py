@@ -14,6 +14,8 @@ KINDS = {
     "openai": "wirebench.agents.openai_chat",
 }
 
+TOOL_LOOP = "wirebench.agents.tool_loop"
+
 # Kinds that only read files and need no secrets: their generate step may run in the
 # shared warm worker (worker.py) like any akcli step. Every other kind runs in its own
 # process with the environment its model entry allows.
@@ -30,4 +32,6 @@ def answer(spec: dict, ctx):
     kind = spec.get("kind")
     if kind not in KINDS:
         raise UnknownAgentKind(f"unknown agent kind {kind!r}; known kinds: {sorted(KINDS)}")
-    return import_module(KINDS[kind]).answer(spec, ctx)
+    # `tools: true` turns an openai entry into the tool-calling loop (agents/tool_loop.py).
+    module = TOOL_LOOP if kind == "openai" and spec.get("tools") else KINDS[kind]
+    return import_module(module).answer(spec, ctx)

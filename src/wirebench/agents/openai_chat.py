@@ -141,10 +141,6 @@ def text_answer(message, detail: dict) -> Answer:
 
 
 def answer(spec: dict, ctx: TurnContext) -> Answer:
-    if spec.get("tools"):
-        from .tool_loop import answer as with_tools
-
-        return with_tools(spec, ctx)
     client = client_for(spec)
     if isinstance(client, Answer):
         return client
