@@ -73,6 +73,37 @@ def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path):
         "the child's private TMPDIR is gone"
 
 
+@needs_landlock
+def test_the_step_server_confines_every_step_it_serves(tmp_path):
+    """A tool-calling pair's steps run in one confined child (confine.Server): it reaches
+    no more than a one-shot step, serves step after step, survives a step that raises, and
+    a step past its limit kills it (the next call gets a fresh child)."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    server = confine.Server(write=pair, read=[SYMBOLS[0]])
+    try:
+        for _ in range(2):
+            server.call(_attempts, pair, timeout=30)
+            tried = json.loads((pair / "tried.json").read_text())
+            assert {k: v for k, v in tried.items() if v == "allowed"} == {
+                "write_inside": "allowed", "read_symbols": "allowed"}, tried
+        first = server.pid
+        with pytest.raises(confine.StepCrashed):
+            server.call(Path.read_bytes, ANSWER_KEY, timeout=30)  # PermissionError
+        server.call(Path.write_text, pair / "after.txt", "served", timeout=30)
+        assert server.pid == first and server.served == 4
+        with pytest.raises(confine.StepTimedOut):
+            server.call(time.sleep, 30, timeout=0.5)
+        assert server.pid is None  # killed with everything it started
+        server.call(Path.write_text, pair / "again.txt", "x", timeout=30)
+        assert server.pid not in (None, first)
+    finally:
+        server.close()
+    assert (pair / "after.txt").read_text() == "served" and (pair / "again.txt").exists()
+    assert not (tmp_path / "escaped.txt").exists()
+    assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == []
+
+
 def _valid(folder: Path) -> Path:
     """A validate.json that says yes: the op-list goes past the field guard to akcli."""
     path = folder / "validate.json"

@@ -154,6 +154,49 @@ def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
     assert "The <code>max_tool_calls</code> budget ran out." in html
 
 
+def test_the_trajectories_replay_call_for_call(tools_run, tmp_path):
+    """`wirebench replay` makes every stored tool call again on a fresh toolbox: the same
+    statuses and result bytes come back, with no host path in them. A stored result that
+    differs is named by its call."""
+    import shutil
+    import subprocess
+
+    project, _ = tools_run
+
+    def replay(results):
+        proc = subprocess.run(["wirebench", "replay", str(results), "--json", "--config",
+                               str(project.root / "config" / "config.yaml")],
+                              capture_output=True, text=True, cwd=project.root)
+        return proc.returncode, json.loads(proc.stdout)
+
+    code, report = replay(project.root / "results")
+    assert code == 0 and report["equivalent"] == report["total"] == 3 * len(TASK_IDS)
+    steps = _agent(project, "tools-bad", "01-divider")["turns"][0]["trajectory"]
+    assert json.loads(steps[2]["args"])["oplist"]["ops"][0]["symbol_source"].endswith("passwd")
+    assert str(project.root) not in json.dumps(steps)
+
+    copy = tmp_path / "results"
+    shutil.copytree(project.root / "results", copy)
+    agent_path = copy / "runs" / "tools-good" / "b08-buck-3v3" / "1" / "agent.json"
+    agent = json.loads(agent_path.read_text())
+    agent["turns"][0]["trajectory"][2]["result_sha256"] = "0" * 16  # the draw's result
+    agent_path.write_text(json.dumps(agent))
+    code, report = replay(copy)
+    (bad,) = [p for p in report["pairs"] if not p["same"]]
+    assert code == 1 and bad["pair"] == "runs/tools-good/b08-buck-3v3/1"
+    assert bad["differs"] == ["trajectory (call 3)"]
+
+
+def test_a_denial_is_expected_only_where_the_task_wants_no_drawing():
+    from wirebench.corpus.tasks import load_task
+    from wirebench.steps.generate import _denials
+
+    assert _denials(2, load_task(TASKS / "01-divider")) == {
+        "expected_denials": 0, "unexpected_denials": 2}
+    assert _denials(2, load_task(TASKS / "16-injected-datasheet-note")) == {
+        "expected_denials": 2, "unexpected_denials": 0}
+
+
 def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):
     """`wirebench mcp` driven by the `mcp` package's own stdio client: the design surface
     is listed, a path escape is a tool error, and submit writes the answer."""

@@ -17,7 +17,6 @@ agent.json names the budget.
 
 from __future__ import annotations
 
-import json
 import time
 
 from .answer import Answer, TurnContext
@@ -89,11 +88,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
             started = time.monotonic()
             counts["tool_calls"] += 1
             name, raw = call.function.name, call.function.arguments or ""
-            try:
-                args = json.loads(raw) if raw.strip() else {}
-            except ValueError as exc:
-                args = exc  # the toolbox answers it as an invalid call
-            result = tools.call(name, args)
+            result = tools.call(name, tools.parse_args(raw))
             bucket = {"invalid": "invalid_calls", "denied": "denials",
                       "failed": "runtime_failures"}.get(result.status)
             if bucket:

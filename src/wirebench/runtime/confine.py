@@ -139,40 +139,196 @@ def _collect(fd: int, deadline: float | None) -> tuple[bytes, bool]:
         chunks.append(chunk[: max(0, (1 << 20) - sum(map(len, chunks)))])
 
 
+def _enter(writes: list[str]) -> Path:
+    """The child's first steps, before it confines itself: its own process group (a
+    timeout kills whatever it started too), death with its parent, the pair's folder as
+    its working directory (relative paths in an op-list, such as symbol_source or a
+    sheet's file, resolve there, wherever the run was started) and a private TMPDIR in the
+    only folder it may write (akcli's simulator writes its decks under TMPDIR, which is
+    otherwise shared by every pair). Returns that TMPDIR."""
+    os.setpgid(0, 0)
+    die_with_parent()
+    os.chdir(writes[-1])
+    private_tmp = scratch_dir(writes[-1], "tmp")
+    os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
+    return private_tmp
+
+
+def _confine_self(reads: list[str], writes: list[str]) -> None:
+    # Without Landlock, only a user's explicit opt-out gets here: the workflow and the
+    # CLI refuse to start otherwise (require()).
+    if not sandbox_off() and landlock.abi() >= landlock.MIN_ABI:
+        landlock.restrict([*reads, f"/proc/{os.getpid()}"], writes)
+
+
+def _call(fn, *args) -> int:
+    """fn(*args) as a step: its exit code, with a traceback printed for a crash."""
+    try:
+        fn(*args)
+        return 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    except BaseException:  # reported through the pipe: the parent decides
+        import traceback
+
+        traceback.print_exc()
+        return 70
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        while data:
+            data = data[os.write(fd, data):]
+
+
 def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
     code, private_tmp = 70, None
     buffer = io.StringIO()
     try:
-        os.setpgid(0, 0)  # its own group: a timeout kills whatever it started too
-        die_with_parent()
-        # akcli's simulator writes its decks under TMPDIR, which is shared by every pair;
-        # the child gets a private one in the only folder it may write.
-        # Relative paths in an op-list (symbol_source, a sheet's file) resolve in the pair's
-        # folder, wherever the run was started.
-        os.chdir(writes[-1])
-        private_tmp = scratch_dir(writes[-1], "tmp")
-        os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
+        private_tmp = _enter(writes)
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             try:
-                # Without Landlock, only a user's explicit opt-out gets here: the workflow
-                # and the CLI refuse to start otherwise (require()).
-                if not sandbox_off() and landlock.abi() >= landlock.MIN_ABI:
-                    landlock.restrict([*reads, f"/proc/{os.getpid()}"], writes)
-                fn()
-                code = 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 2
-            except BaseException:  # reported through the pipe: the parent decides
+                _confine_self(reads, writes)
+            except BaseException:
                 import traceback
 
                 traceback.print_exc()
+            else:
+                code = _call(fn)
     finally:
         if private_tmp is not None:
             shutil.rmtree(private_tmp, ignore_errors=True)
-        data = buffer.getvalue().encode(errors="replace")
-        with contextlib.suppress(OSError):
-            while data:
-                data = data[os.write(out_w, data):]
+        _write_all(out_w, buffer.getvalue().encode(errors="replace"))
+        os._exit(code)
+
+
+class Server:
+    """A confined child that serves many steps for one pair: one fork and one Landlock
+    domain for all of a tool-calling agent's calls, where run() pays both for each step
+    (measured: most of what a tool call cost on top of akcli's own work).
+
+    The child is forked on the first call and confined to the same places run() allows
+    (`write` and `read`); it lives until close(). A step is a module-level function and
+    picklable arguments (the child was forked before the step existed, so a closure cannot
+    reach it). A step past its limit kills the child and all it started; the next call
+    forks a fresh one. A step that raises is a StepCrashed for that call only."""
+
+    def __init__(self, *, write: Path, read: list = ()):
+        self.reads = [*SYSTEM_READS, *python_reads(), *(str(Path(p).absolute()) for p in read)]
+        self.writes = [*SYSTEM_WRITES, str(Path(write).absolute())]
+        self.pid: int | None = None
+        self.served = 0  # steps this server's children ran (the tests look)
+
+    def call(self, fn, *args, timeout: float | None = None) -> None:
+        import pickle
+
+        if self.pid is None:
+            self._start()
+        _write_all(self._req, _frame(pickle.dumps((fn, args))))
+        reply = _read_frame(self._rep, time.monotonic() + timeout if timeout else None)
+        if reply is None:  # past the limit, or the child died under the step
+            died = self._stop(kill=True)
+            if died is not None:
+                raise StepCrashed(f"the confined step server died (exit {died})")
+            sweep(self.writes[-1])
+            raise StepTimedOut(timeout)
+        self.served += 1
+        code, printed = pickle.loads(reply)
+        if printed:
+            print(printed, end="", file=sys.stderr)
+        if code != 0:
+            raise StepCrashed(f"the confined step failed (exit {code})")
+
+    def close(self) -> None:
+        if self.pid is not None:
+            self._stop(kill=False)
+
+    def _start(self) -> None:
+        req_r, self._req = os.pipe()
+        self._rep, rep_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()  # as in run(): the child's collections skip the warm parent's objects
+        pid = os.fork()
+        if pid == 0:
+            os.close(self._req)
+            os.close(self._rep)
+            _serve(req_r, rep_w, self.reads, self.writes)
+        os.close(req_r)
+        os.close(rep_w)
+        self.pid = pid
+
+    def _stop(self, kill: bool) -> int | None:
+        """End the child: its exit code if it had already died on its own, else None."""
+        pid, self.pid = self.pid, None
+        os.close(self._req)
+        os.close(self._rep)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)  # without kill: it sees its request pipe close and exits
+        return None
+
+
+def _frame(data: bytes) -> bytes:
+    return len(data).to_bytes(8, "big") + data
+
+
+def _read_frame(fd: int, deadline: float | None) -> bytes | None:
+    """One length-prefixed message, or None at end of file or past the deadline."""
+    head = _read_exactly(fd, 8, deadline)
+    if head is None:
+        return None
+    return _read_exactly(fd, int.from_bytes(head, "big"), deadline)
+
+
+def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
+    """The server child: confine once, then run steps until the request pipe closes."""
+    import pickle
+
+    code = 70
+    private_tmp = None
+    try:
+        private_tmp = _enter(writes)
+        _confine_self(reads, writes)
+        while (request := _read_frame(req_r, None)) is not None:
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+                try:
+                    fn, args = pickle.loads(request)
+                except BaseException:
+                    import traceback
+
+                    traceback.print_exc()
+                    step_code = 70
+                else:
+                    step_code = _call(fn, *args)
+            printed = buffer.getvalue()[-(1 << 20):]
+            _write_all(rep_w, _frame(pickle.dumps((step_code, printed))))
+        code = 0
+    finally:
+        if private_tmp is not None:
+            shutil.rmtree(private_tmp, ignore_errors=True)
         os._exit(code)
 
 

@@ -69,6 +69,15 @@ def precheck(ops: bytes, task, symbols: list[str]) -> list[str]:
         return a["errors"]
 
 
+def _denials(denials: int, task) -> dict:
+    """A denial on a task that should be drawn is the tool surface failing the model, or
+    the model probing it: unexpected, and worth a look. On a task whose right answer is a
+    refusal (an injection, an out-of-domain request) the guard saying no is the point."""
+    if "success" in task.expected_outcomes:
+        return {"expected_denials": 0, "unexpected_denials": denials}
+    return {"expected_denials": denials, "unexpected_denials": 0}
+
+
 def _tail(text: str | None, spec: dict) -> str | None:
     """Redact the whole of what the agent printed, then cut it to its tail: cut first, and
     a key split at the cut would survive in part."""
@@ -138,10 +147,7 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
         "cost_usd": _sum(turns, "cost_usd"),
         "stderr_tail": turns[-1]["stderr_tail"],
         **({"tools": True, **{k: _sum(turns, k) or 0 for k in TOOL_COUNTS},
-            # A denial on a task that should be drawn is the tool surface failing the
-            # model, or the model probing it: either way, worth a look.
-            "unexpected_denials": (_sum(turns, "denials") or 0
-                                   if "success" in task.expected_outcomes else 0),
+            **_denials(_sum(turns, "denials") or 0, task),
             "budget": last.get("budget")} if toolbox is not None else {}),
         "turns": turns,
         "ops_sha256": sha256_bytes(ops), "versions": {"wirebench": __version__},

@@ -17,11 +17,13 @@ def nets(sheet: Path, out: Path, timeout: float | None = None) -> dict:
 
     sheet, out = Path(sheet).absolute(), Path(out).absolute()  # the child works in the pair
 
-    def give_up(reason: str) -> None:
-        write_json(out, {**_blank(sheet), "errors": [reason]})
+    return confined.run("nets", lambda: extract(sheet, out), out=out, reads=[sheet],
+                        timeout=timeout, give_up=lambda reason: gave_up(sheet, out, reason))
 
-    return confined.run("nets", lambda: _nets(sheet, out), out=out, reads=[sheet],
-                        timeout=timeout, give_up=give_up)
+
+def gave_up(sheet: Path, out: Path, reason: str) -> None:
+    """The document of a nets step that never finished."""
+    write_json(out, {**_blank(sheet), "errors": [reason]})
 
 
 def _blank(sheet: Path) -> dict:
@@ -29,7 +31,8 @@ def _blank(sheet: Path) -> dict:
             "nets": [], "errors": []}
 
 
-def _nets(sheet: Path, out: Path) -> None:
+def extract(sheet: Path, out: Path) -> None:
+    """The step's work, unconfined: the caller confines it."""
     from wirebench.runtime import akcli_backend
 
     res = akcli_backend.nets(sheet)

@@ -1,7 +1,11 @@
 """Replay: is the evaluation of a stored answer reproducible?
 
 It re-runs validate -> apply -> nets -> score for every stored pair in a scratch folder and
-compares each step's trace hash (wirebench/evidence/trace.py) with the stored one.
+compares each step's trace hash (wirebench/evidence/trace.py) with the stored one. A pair
+whose agent drove akcli through tool calls also has its trajectory replayed: every stored
+call is made again on a fresh toolbox, and each result must come back with the same status
+and the same bytes (latencies, the only volatile field, are not compared; the toolbox
+writes no host path into a result).
 """
 
 from __future__ import annotations
@@ -31,9 +35,14 @@ def replay(results: Path, tasks_dir: Path, symbols: list[str],
                           {k: doc[k] for k in ("model", "task", "sample")},
                           agent=pair / "agent.json", kicad=kicad)
             fresh = pair_trace(scratch)
+            agent = read_json(pair / "agent.json") if (pair / "agent.json").is_file() else {}
+            trajectory = replay_trajectory(agent, Path(tasks_dir) / doc["task"], symbols,
+                                           scratch / "tools", kicad)
         differs = [a["step"] for a, b, c in zip(stored["steps"], now_stored["steps"],
                                                  fresh["steps"], strict=True)
                    if not a["result"] == b["result"] == c["result"]]
+        if trajectory and not trajectory["same"]:
+            differs.append(f"trajectory (call {trajectory['first_divergence']})")
         same = not differs and stored["outcome"] == fresh["outcome"]
         report["pairs"].append({"pair": pair.relative_to(results).as_posix(), "same": same,
                                 "differs": differs, "outcome": stored["outcome"],
@@ -43,3 +52,34 @@ def replay(results: Path, tasks_dir: Path, symbols: list[str],
     report["total"] = n
     report["percent"] = round(100 * report["equivalent"] / n, 2) if n else None
     return report
+
+
+def replay_trajectory(agent: dict, task_dir: Path, symbols: list[str], scratch: Path,
+                      kicad: str | None = None) -> dict | None:
+    """Make a tool-calling agent's stored calls again, in order, on a fresh toolbox.
+    None when the pair made no tool calls."""
+    from wirebench.corpus.libraries import symbols_for
+    from wirebench.corpus.tasks import load_task
+    from wirebench.steps.tools import Toolbox, parse_args
+
+    steps = [s for turn in agent.get("turns", []) for s in turn.get("trajectory", [])]
+    if not steps:
+        return None
+    task = load_task(task_dir)
+    scratch.mkdir(parents=True, exist_ok=True)
+    toolbox = Toolbox(task, symbols_for(task, symbols, kicad), scratch)
+    first = None
+    try:
+        for step in steps:
+            if "args" not in step or "result_sha256" not in step:  # too large, or older
+                first = first or step["i"]
+                break
+            result = toolbox.call(step["tool"], parse_args(step["args"]))
+            again = Toolbox.record(step["i"], step["tool"], step["args"], result, 0.0)
+            if (again["status"], again["result_sha256"]) != (step["status"],
+                                                             step["result_sha256"]):
+                first = step["i"]
+                break
+    finally:
+        toolbox.close()
+    return {"steps": len(steps), "same": first is None, "first_divergence": first}

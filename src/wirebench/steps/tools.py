@@ -31,6 +31,9 @@ from wirebench.evidence.files import scratch_dir, write_json
 
 SCHEMA = "wirebench.tool/1"
 RESULT_CAP = 8 * 1024
+# A step's arguments are kept in the trajectory, so that `wirebench replay` can run the
+# calls again; an argument past this size is kept as its hash only (not replayable).
+KEPT_ARGS = 256 * 1024
 INSPECT = ("list_ops", "op_schema", "pins", "nets")
 DESIGN = (*INSPECT, "validate", "draw", "submit")
 SURFACES = {"inspect": INSPECT, "design": DESIGN}
@@ -70,6 +73,15 @@ def schemas(surface: str = "design") -> list[dict]:
         for name in SURFACES[surface]]
 
 
+def parse_args(raw: str):
+    """A tool call's arguments as the model wrote them: an object, or the ValueError that
+    the toolbox answers as an invalid call."""
+    try:
+        return json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return exc
+
+
 def _cap(text: str) -> str:
     data = text.encode()
     if len(data) <= RESULT_CAP:
@@ -91,6 +103,9 @@ class Toolbox:
         self.last_draft: bytes | None = None  # the latest op-list validated or drawn
         self._drawn: Path | None = None
         self._calls = 0
+        self._server = None  # the pair's confined child, forked on the first akcli call
+
+    parse_args = staticmethod(parse_args)  # the loop reaches it through its toolbox
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -101,13 +116,23 @@ class Toolbox:
 
     @staticmethod
     def record(i: int, name: str, raw_args: str, result: ToolResult, started: float) -> dict:
-        """One trajectory step as agent.json keeps it: sizes and a hash, never the text."""
-        return {"i": i, "tool": name, "args_bytes": len(raw_args.encode()),
-                "args_sha256": hashlib.sha256(raw_args.encode()).hexdigest()[:16],
+        """One trajectory step as agent.json keeps it: the call as the model wrote it (the
+        agent's own words, like ops.json, redacted with the rest of agent.json), the
+        result's status, size and hash (what replay compares), and the latency."""
+        data = raw_args.encode()
+        step = {"i": i, "tool": name, "args_bytes": len(data),
+                "args_sha256": hashlib.sha256(data).hexdigest()[:16],
                 "status": result.status, "result_bytes": len(result.text.encode()),
+                "result_sha256": hashlib.sha256(result.text.encode()).hexdigest()[:16],
                 "latency_s": round(time.monotonic() - started, 3)}
+        if len(data) <= KEPT_ARGS:
+            step["args"] = raw_args
+        return step
 
     def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def call(self, name: str, args) -> ToolResult:
@@ -128,9 +153,11 @@ class Toolbox:
         except _Refused as exc:
             result = ToolResult(exc.status, str(exc))
         except Exception as exc:  # a tool that broke fails this call, not the pair
-            result = ToolResult("failed", f"{name} failed: {type(exc).__name__}: {exc}"
-                                .replace(str(self.scratch), "<pair>"))
-        return ToolResult(result.status, _cap(result.text), result.submitted)
+            result = ToolResult("failed", f"{name} failed: {type(exc).__name__}: {exc}")
+        # The host's paths are nobody's business, and a replay elsewhere must read the same.
+        text = result.text.replace(str(self.scratch), "<scratch>").replace(
+            str(self.scratch.parent), "<pair>")
+        return ToolResult(result.status, _cap(text), result.submitted)
 
     # -- inspect -----------------------------------------------------------------------
     def _list_ops(self, args, call) -> ToolResult:
@@ -157,14 +184,16 @@ class Toolbox:
             raise _Refused("denied", f"library {lib_id.split(':', 1)[0]!r} is not one this "
                            f"task draws with ({', '.join(sorted(libraries))})")
         out = call / "pins.json"
-        doc = _confined_akcli("pins", ["pins", lib_id, *_symbol_args(self.symbols)], out,
-                              self.symbols, self.timeout)
+        doc = self._confined(
+            "pins", _akcli_to, out, ["pins", lib_id, *_symbol_args(self.symbols)], out=out,
+            give_up=lambda reason: write_json(out, {"schema": SCHEMA, "rc": 124,
+                                                    "stdout": "", "stderr": reason}))
         if doc["rc"] != 0:
             return ToolResult("failed", doc["stderr"] or doc["stdout"])
         return ToolResult("ok", doc["stdout"])
 
     def _nets(self, args, call) -> ToolResult:
-        from wirebench.steps.nets import nets
+        from wirebench.steps.nets import extract, gave_up
 
         sheet = self._drawn
         if sheet is None:  # nothing drawn yet: the task's starting sheet
@@ -172,7 +201,9 @@ class Toolbox:
             draft.write_text(json.dumps({"protocol_version": 2, "target_format": "kicad",
                                          "ops": []}))
             sheet = self._dry_run(draft, call)[1]
-        doc = nets(sheet, call / "nets.json", timeout=self.timeout)
+        out = call / "nets.json"
+        doc = self._confined("nets", extract, sheet, out, out=out,
+                             give_up=lambda reason: gave_up(sheet, out, f"nets {reason}"))
         if doc["errors"]:
             return ToolResult("failed", "; ".join(doc["errors"]))
         named = [{"name": n.get("name"), "members": n.get("members")} for n in doc["nets"]
@@ -220,33 +251,61 @@ class Toolbox:
         return ToolResult("ok", "submitted", submitted=ops.read_bytes())
 
     def _dry_run(self, ops: Path, call: Path) -> tuple[dict, Path]:
-        """validate and apply, as the scored pair runs them, in one confined child: a tool
-        call pays for one fork, not two."""
+        """validate and apply, as the scored pair runs them, in the pair's confined child."""
         from wirebench.evidence.files import read_json
-        from wirebench.runtime import symbol_cache
-        from wirebench.steps import confined
-        from wirebench.steps.apply import apply
-        from wirebench.steps.validate import validate
 
         sheet = call / "board.kicad_sch"
-
-        def work() -> None:
-            validate(ops, call / "validate.json", confine=False)
-            apply(ops, call / "validate.json", self.task, self.symbols, sheet,
-                  call / "apply.json", confine=False)
 
         def give_up(reason: str) -> None:
             write_json(call / "apply.json", {"schema": SCHEMA, "applied": False,
                                              "errors": [f"draw {reason}"]})
             write_json(call / "validate.json", {"schema": SCHEMA, "valid": True, "errors": []})
 
-        symbol_cache.warm(self.symbols)  # parsed here, so the child finds them parsed
-        confined.run("draw", work, out=call / "apply.json", timeout=self.timeout,
-                     reads=[ops, *self.symbols, *self.task.draw_inputs], give_up=give_up)
+        self._confined("draw", _dry_run, ops, call, self.task, self.symbols, sheet,
+                       out=call / "apply.json", give_up=give_up)
         verdict, applied = read_json(call / "validate.json"), read_json(call / "apply.json")
         if not verdict["valid"]:
             applied = {**applied, "errors": verdict["errors"] or applied["errors"]}
         return applied, sheet
+
+    def _confined(self, step: str, fn, *args, out: Path, give_up) -> dict:
+        """fn(*args) in the pair's confined child (runtime/confine.py's Server: one fork
+        and one Landlock domain for all of the pair's calls), within the call's limit."""
+        from wirebench.evidence.files import read_json
+        from wirebench.runtime import akcli_backend, confine, symbol_cache
+        from wirebench.steps.confined import DEFAULT_TIMEOUT_S
+
+        if self._server is None:
+            # Loaded here, once, so that the child starts with akcli imported and the
+            # libraries parsed.
+            akcli_backend.warm_up()
+            symbol_cache.warm(self.symbols)
+            self._server = confine.Server(write=self.scratch,
+                                          read=[*self.symbols, *self.task.draw_inputs])
+        timeout = DEFAULT_TIMEOUT_S if self.timeout is None else self.timeout
+        try:
+            self._server.call(fn, *args, timeout=timeout)
+        except confine.StepTimedOut as exc:
+            give_up(f"{step} {exc}")
+        return read_json(out)
+
+
+def _dry_run(ops: Path, call: Path, task, symbols: list[str], sheet: Path) -> None:
+    from wirebench.steps.apply import apply
+    from wirebench.steps.validate import validate
+
+    validate(ops, call / "validate.json", confine=False)
+    apply(ops, call / "validate.json", task, symbols, sheet, call / "apply.json",
+          confine=False)
+
+
+def _akcli_to(out: Path, argv: list[str]) -> None:
+    """An akcli command, its output written to `out`."""
+    from wirebench.runtime import akcli_backend
+
+    res = akcli_backend.run(*argv, as_json=False)
+    write_json(out, {"schema": SCHEMA, "rc": res.rc, "stdout": res.stdout,
+                     "stderr": res.error_text(400)})
 
 
 class _Refused(Exception):
@@ -264,21 +323,3 @@ def _verdict(doc: dict, shown: dict) -> ToolResult:
 
 def _symbol_args(symbols: list[str]) -> list[str]:
     return [a for s in symbols for a in ("--symbols", s)]
-
-
-def _confined_akcli(step: str, argv: list[str], out: Path, reads: list[str],
-                    timeout: float | None) -> dict:
-    """An akcli command in a confined child, its output written to `out`."""
-    from wirebench.steps import confined
-
-    def work() -> None:
-        from wirebench.runtime import akcli_backend
-
-        res = akcli_backend.run(*argv, as_json=False)
-        write_json(out, {"schema": SCHEMA, "rc": res.rc, "stdout": res.stdout,
-                         "stderr": res.error_text(400)})
-
-    def give_up(reason: str) -> None:
-        write_json(out, {"schema": SCHEMA, "rc": 124, "stdout": "", "stderr": reason})
-
-    return confined.run(step, work, out=out, reads=reads, timeout=timeout, give_up=give_up)
