@@ -8,7 +8,7 @@ of that name joins the net (a USB-C receptacle's four GND pins).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from wirebench.taskgen.layout import Part
 
 STM32 = "MCU_ST_STM32F0:STM32F030F4Px"
 RP2040 = "MCU_RaspberryPi:RP2040"
@@ -16,19 +16,6 @@ LDO = "Regulator_Linear:AP2112K-3.3"
 SWD10 = "Connector:Conn_ARM_JTAG_SWD_10"
 USBC = "Connector:USB_C_Receptacle_USB2.0"
 ESD = "Power_Protection:USBLC6-2SC6"
-
-
-@dataclass
-class Part:
-    ref: str
-    lib_id: str
-    value: str | None = None
-    pins: dict[str, str] = field(default_factory=dict)   # pin name or number -> net
-    rotation: int = 0
-    stub: bool = False  # labels at the end of a short wire, not on the pins
-    # Pins whose net gets a PWR_FLAG: a supply that akcli's ERC does not know by name
-    # (VM), or one the chip makes itself (VINT).
-    flags: tuple[str, ...] = ()
 
 
 def R(ref, value, a, b):

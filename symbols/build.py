@@ -92,7 +92,18 @@ CONNECTOR = [
         "units": [[(str(i), f"Pin_{i}", "passive", -200, -100 * (i - 1), "left")
                    for i in range(1, n + 1)]],
     }
-    for n in (2, 3, 4, 6)
+    for n in (2, 3, 4, 6, 8, 10, 12, 16, 20, 24)
+] + [
+    # A two-row header, KiCad's odd/even numbering: odd pins on the left, even on the right.
+    {
+        "name": f"Conn_02x{n:02d}_Odd_Even",
+        "prefix": "J",
+        "body": (-100, 100, 100, 100 - 100 * (n + 1)),
+        "units": [[(str(i), f"Pin_{i}", "passive", -200 if i % 2 else 200,
+                    -100 * ((i - 1) // 2), "left" if i % 2 else "right")
+                   for i in range(1, 2 * n + 1)]],
+    }
+    for n in (5, 10, 20)
 ]
 
 # A dual op-amp split the way KiCad splits one: unit 1 = amplifier A, unit 2 =
@@ -128,6 +139,26 @@ AMPLIFIER = [
             _amp("7", "6", "5"),
             [("8", "V+", "power_in", 0, 300, "top"), ("4", "V-", "power_in", 0, -300, "bottom")],
         ],
+    },
+]
+
+# A quad op-amp in the LM324 pinout: units 1 to 4 the amplifiers, unit 5 the supply.
+QUAD = [_amp("1", "2", "3"), _amp("7", "6", "5"), _amp("8", "9", "10"), _amp("14", "13", "12"),
+        [("4", "V+", "power_in", 0, 300, "top"), ("11", "V-", "power_in", 0, -300, "bottom")]]
+AMPLIFIER.append({"name": "OpAmp_Quad", "prefix": "U", "body": (-200, 200, 200, -200),
+                  "units": QUAD})
+
+LOGIC = [
+    # Six Schmitt-trigger inverters in the 74HC14 pinout, unit 7 the supply.
+    {
+        "name": "Inverter_Hex",
+        "prefix": "U",
+        "body": (-200, 200, 200, -200),
+        "units": [*[[(a, "~", "input", -300, 0, "left"), (y, "~", "output", 300, 0, "right")]
+                    for a, y in (("1", "2"), ("3", "4"), ("5", "6"), ("9", "8"),
+                                 ("11", "10"), ("13", "12"))],
+                  [("14", "VCC", "power_in", 0, 300, "top"),
+                   ("7", "GND", "power_in", 0, -300, "bottom")]],
     },
 ]
 
@@ -172,6 +203,22 @@ SENSOR = [
         ]],
     },
 ]
+
+# A 32-pin microcontroller, 16 pins a side.
+_MCU_LEFT = ["VDD", "GND", "VDDA", "VSSA", "NRST", "BOOT0", "XIN", "XOUT",
+             "PA0", "PA1", "PA2", "PA3", "PA4", "PA5", "PA6", "PA7"]
+_MCU_RIGHT = ["PB0", "PB1", "PB2", "PB3", "PB4", "PB5", "PB6", "PB7",
+              "SDA", "SCL", "TX", "RX", "SWDIO", "SWCLK", "PC0", "PC1"]
+SENSOR.append({
+    "name": "MCU_32",
+    "prefix": "U",
+    "body": (-400, 100, 400, -1600),
+    "units": [[(str(i + 1), name, "power_in" if name in ("VDD", "GND", "VDDA", "VSSA")
+                else "bidirectional", -500, -100 * i, "left")
+               for i, name in enumerate(_MCU_LEFT)]
+              + [(str(i + 17), name, "bidirectional", 500, -100 * i, "right")
+                 for i, name in enumerate(_MCU_RIGHT)]],
+})
 
 POWER = ["GND", "VCC", "+3V3", "+5V", "+12V", "VBUS", "VIN", "PWR_FLAG"]
 
@@ -252,6 +299,7 @@ def main() -> None:
         "Amplifier": [symbol(s) for s in AMPLIFIER],
         "Regulator": [symbol(s) for s in REGULATOR],
         "Sensor": [symbol(s) for s in SENSOR],
+        "Logic": [symbol(s) for s in LOGIC],
         "power": [power_symbol(n) for n in POWER],
     }
     for lib, bodies in libs.items():
