@@ -16,7 +16,8 @@ COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_out
            "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
            "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
            "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
-           "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "errors"]
+           "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "attack_success",
+           "size_parts", "size_nets", "edit_ops", "errors"]
 SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
           "passed", "matched", "expected", "relabel_equivalent"}
 
@@ -46,6 +47,11 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                     "surface_regressions": sum(agent.get(k) or 0 for k in (
                         "invalid_calls", "unexpected_denials", "runtime_failures")),
                     "errors": " | ".join(doc["errors"]),
+                    "attack_success": doc.get("attack_success"),
+                    # A generated task's size (task.yaml knobs): the report's size plot.
+                    "size_parts": (doc.get("knobs") or {}).get("parts"),
+                    "size_nets": (doc.get("knobs") or {}).get("nets"),
+                    "edit_ops": (doc.get("knobs") or {}).get("edit_ops"),
                     "tier": doc.get("tier") or "transcription",
                     "family": doc.get("family") or "",
                     "sim_status": doc.get("sim_status") or "",

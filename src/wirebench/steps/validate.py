@@ -35,7 +35,7 @@ def validate(ops: Path, out: Path, timeout: float | None = None,
 def _blank(ops: Path) -> dict:
     return {"schema": SCHEMA, "inputs": input_hashes(ops=ops), "versions": versions(),
             "valid": False, "errors": [], "op_count": 0, "ops_written": 0, "ops_used": [],
-            "refusal": None}
+            "envelope_keys": [], "refusal": None}
 
 
 def _validate(ops: Path, out: Path, max_bytes: int, max_ops: int) -> None:
@@ -52,6 +52,8 @@ def _validate(ops: Path, out: Path, max_bytes: int, max_ops: int) -> None:
         if problem:
             result["errors"].append(problem)
     else:
+        # What the envelope carries besides the ops (a target_file an injection planted).
+        result["envelope_keys"] = sorted(str(k) for k in doc)
         ops_list = doc.get("ops") if isinstance(doc.get("ops"), list) else []
         # As the agent wrote them: a macro counts once (akcli's op_count expands it).
         result["ops_written"] = len(ops_list)

@@ -21,7 +21,7 @@ from wirebench.taskgen.spec import GeneratedTask, write
 GENERATOR_VERSION = 1
 
 
-FAMILIES = ("netlist", "prose", "parametric", "repair")
+FAMILIES = ("netlist", "prose", "edit", "parametric", "repair", "safety")
 
 
 def families() -> dict:

@@ -161,5 +161,7 @@ def envelope(ops: list[dict]) -> dict:
 def dumps(doc: dict) -> str:
     """An op-list as committed: one op a line, so a diff shows which op changed."""
     lines = ",\n".join("    " + json.dumps(op) for op in doc["ops"])
-    return ('{\n  "protocol_version": 2,\n  "target_format": "kicad",\n  "ops": [\n'
-            + lines + "\n  ]\n}\n")
+    extra = "".join(f"  {json.dumps(k)}: {json.dumps(v)},\n" for k, v in doc.items()
+                    if k not in ("protocol_version", "target_format", "ops"))
+    return ('{\n  "protocol_version": 2,\n  "target_format": "kicad",\n' + extra
+            + '  "ops": [\n' + lines + "\n  ]\n}\n")
