@@ -73,6 +73,55 @@ def _cmd_score(args) -> int:
     return 0 if result["passed"] else EXIT_FAIL
 
 
+def _cmd_tasks_generate(args) -> int:
+    from wirebench.taskgen import generate, seed_hash
+
+    made = generate(args.family, args.seed, args.count, args.out, start=args.start)
+    print(f"wrote {len(made)} {args.family} task(s) to {args.out} "
+          f"(seed sha256 {seed_hash(args.seed)[:12]}...)")
+    return 0
+
+
+def _cmd_tasks_split(args) -> int:
+    """Regenerate a split from its manifest; --check compares with what is on disk."""
+    import filecmp
+    import tempfile
+    from pathlib import Path
+
+    from wirebench.taskgen import generate_split
+
+    if not args.check:
+        made = generate_split(args.manifest)
+        print(f"wrote {len(made)} task(s) to {args.manifest.parent}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="wirebench-split-") as td:
+        made = generate_split(args.manifest, Path(td))
+        differ = []
+        for fresh in made:
+            held = args.manifest.parent / fresh.name
+            cmp = filecmp.dircmp(fresh, held) if held.is_dir() else None
+            if cmp is None or _differs(cmp):
+                differ.append(fresh.name)
+        known = {m.name for m in made}
+        extra = sorted(d.name for d in args.manifest.parent.iterdir()
+                       if d.is_dir() and (d / "task.md").is_file() and d.name not in known)
+    for name in differ:
+        print(f"DIFFERS  {name}")
+    for name in extra:
+        print(f"EXTRA    {name} (not in the manifest)")
+    print(f"{len(made) - len(differ)}/{len(made)} generated tasks byte-identical")
+    return EXIT_FAIL if differ or extra else 0
+
+
+def _differs(cmp) -> bool:
+    import filecmp
+
+    files = cmp.common_files
+    _, mismatch, errors = filecmp.cmpfiles(cmp.left, cmp.right, files, shallow=False)
+    return bool(cmp.left_only or cmp.right_only or mismatch or errors
+                or any(_differs(sub) for sub in cmp.subdirs.values()))
+
+
 def _cmd_tasks_check(args) -> int:
     import json
 
@@ -278,6 +327,18 @@ def _parser():
     chk.add_argument("--json", action="store_true")
     _symbol_flags(chk)
     chk.set_defaults(func=_cmd_tasks_check)
+    gen = tsub.add_parser("generate", help="seeded tasks of one family, with their oracles")
+    gen.add_argument("family")
+    gen.add_argument("--seed", required=True, help="any string; a private split keeps it secret")
+    gen.add_argument("--count", type=int, required=True)
+    gen.add_argument("--out", type=Path, required=True)
+    gen.add_argument("--start", type=int, default=0, help="the first task's index")
+    gen.set_defaults(func=_cmd_tasks_generate)
+    spl = tsub.add_parser("split", help="regenerate a split from its manifest (split.yaml)")
+    spl.add_argument("manifest", type=Path)
+    spl.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 unless every folder is byte-identical")
+    spl.set_defaults(func=_cmd_tasks_split)
 
     sm = sub.add_parser("summary", help="aggregate score.json files: summary.csv + scorecard")
     sm.add_argument("--runs", required=True, type=Path, help="results/runs")

@@ -24,7 +24,7 @@ GENERATOR_VERSION = 1
 FAMILIES = ("netlist", "prose", "edit", "parametric", "repair", "safety")
 
 
-def families() -> dict:
+def family_modules() -> dict:
     import importlib
 
     return {name: importlib.import_module(f"wirebench.taskgen.families.{name}")
@@ -37,7 +37,7 @@ def seed_hash(seed: str) -> str:
 
 def generate(family: str, seed: str, count: int, out: Path, start: int = 0) -> list[Path]:
     """Write `count` tasks of `family` into `out`; returns their folders."""
-    fams = families()
+    fams = family_modules()
     if family not in fams:
         raise ValueError(f"unknown family {family!r}; families: {', '.join(sorted(fams))}")
     tag = seed_hash(str(seed))

@@ -123,6 +123,7 @@ def generate(rng, index: int) -> GeneratedTask:
         "What it must do:",
         *[f"- {m}" for m in spec["must"]],
     ])
+    task.meta["tier"] = "repair"
     task.base = design.oplist(*planted["base"])
     task.reference = _ops(planted["fix"])
     task.meta["criteria"] = [{"id": "edit_size", "kind": "max_ops", "max": MAX_EDIT_OPS}]
