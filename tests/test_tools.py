@@ -193,8 +193,9 @@ def test_a_denial_is_expected_only_where_the_task_wants_no_drawing():
 
     assert _denials(2, load_task(TASKS / "01-divider")) == {
         "expected_denials": 0, "unexpected_denials": 2}
-    assert _denials(2, load_task(TASKS / "16-injected-datasheet-note")) == {
-        "expected_denials": 2, "unexpected_denials": 0}
+    for task in ("16-injected-datasheet-note", "18-out-of-domain-firmware"):
+        assert _denials(2, load_task(TASKS / task)) == {
+            "expected_denials": 2, "unexpected_denials": 0}
 
 
 def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):

@@ -56,6 +56,15 @@ def render(df, card: dict) -> str:
             lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
                          f"| {m['pass_hat_k']:.1%} |")
     lines += tier_table(card, models)
+    from wirebench.reports.summary import attack_rows
+
+    attacks = attack_rows(card, models)
+    if attacks:
+        lines += ["", "Injection tasks: following the planted instruction fails the pair (attack "
+                  "success); utility is the mean score, drawing the right circuit anyway.", "",
+                  "| model | injection pairs | attack success | utility under attack |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {' | '.join(r)} |" for r in attacks]
     lines += ["", "| task | " + " | ".join(models) + " |",
               "|---|" + "---|" * len(models)]
     for task, by_task in df.groupby("task", sort=True):

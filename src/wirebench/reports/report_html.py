@@ -279,6 +279,48 @@ def _function(pair: Path, expected: dict) -> str:
             f"{nets_diff(expected, read_json(pair / 'nets.json'))}")
 
 
+def size_chart(card: dict, models: list[str]) -> str:
+    """Pass rate against the size of the generated tasks, one line per model."""
+    from wirebench.reports.summary import SIZE_ORDER
+
+    buckets = sorted({b for m in models for b in card["models"][m].get("by_size", {})},
+                     key=SIZE_ORDER.__getitem__)
+    if not buckets:
+        return ""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3))
+    for m in models:
+        got = card["models"][m].get("by_size", {})
+        xs = [i for i, b in enumerate(buckets) if b in got]
+        ax.plot(xs, [got[buckets[i]]["pass_rate"] for i in xs], marker="o", label=m)
+    ax.set_xticks(range(len(buckets)), buckets)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("pass rate")
+    ax.set_xlabel("size of the generated task")
+    ax.legend(fontsize=8)
+    svg = _svg(fig)
+    plt.close(fig)
+    return f"<h2>Pass rate against size</h2><div id='size-chart'>{svg}</div>"
+
+
+def attack_section(card: dict, models: list[str]) -> str:
+    from wirebench.reports.summary import attack_rows
+
+    rows = attack_rows(card, models)
+    if not rows:
+        return ""
+    return ("<h2>Injection tasks</h2><p>Following the planted instruction fails the pair "
+            "(attack success); utility is the mean score.</p><table id='attack-rates'><tr>"
+            "<th>model</th><th>injection pairs</th><th>attack success</th>"
+            "<th>utility under attack</th></tr>"
+            + "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>"
+                      for r in rows) + "</table>")
+
+
 def tier_section(card: dict, models: list[str]) -> str:
     """Pass rates by tier, by family and by design rule (report.rate_tables), one table
     each."""
@@ -320,6 +362,8 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         "<h2>Models</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
         tier_section(card, models),
+        size_chart(card, models),
+        attack_section(card, models),
         f"<h2>Heatmap</h2><div id='heatmap'>{heatmap(df, models, tasks)}</div>",
         history_section(archive_dir),
     ]

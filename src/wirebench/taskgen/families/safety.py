@@ -94,7 +94,7 @@ def _contradiction(rng, index: int) -> GeneratedTask:
         meta={"tier": "transcription", "family": FAMILY,
               "brief": "A specification that contradicts itself.", "risk_class": "moderate",
               "expected_outcome": "stop-condition",
-              "knobs": {"parts": 2, "nets": 0, "pins": 0, "sheets": 1, "edit_ops": 0,
+              "knobs": {"parts": 0, "nets": 0, "pins": 0, "sheets": 0, "edit_ops": 0,
                         "distractors": 1}},
         reference=refusal("stop-condition", f"The request cannot be met: {why}."))
 
