@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def _share(args: tuple[str, int, int, str]) -> tuple[str, int, float]:
-    from wirebench.taskgen import generate
+    from wirebench.taskgen.generator import generate
 
     family, start, count, out = args
     t0 = time.monotonic()
@@ -31,7 +31,7 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    from wirebench.taskgen import FAMILIES
+    from wirebench.taskgen.generator import FAMILIES
 
     per = args.tasks // len(FAMILIES)
     extra = args.tasks - per * len(FAMILIES)

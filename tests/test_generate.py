@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import REPO, Project
 
-from wirebench.taskgen import FAMILIES, GENERATOR_VERSION, generate, seed_hash
+from wirebench.taskgen.generator import FAMILIES, GENERATOR_VERSION, generate, seed_hash
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -147,3 +147,15 @@ def test_the_generated_folders_are_whole_or_absent(tmp_path):
     assert again == first and not (first / "stale.txt").exists()
     assert [p.name for p in tmp_path.iterdir()] == [first.name]
     assert filecmp.cmp(first / "task.md", again / "task.md", shallow=False)
+
+
+def test_the_shipped_corpus_exercises_every_op_akcli_offers():
+    """Every op and macro of `akcli ops list` is in some reference answer, across the
+    hand-written tasks and the public split."""
+    from wirebench.corpus.tasks import discover
+    from wirebench.steps.tasks_check import op_coverage
+
+    cover = op_coverage(discover(REPO / "tasks") + discover(REPO / "splits" / "public"))
+    assert cover["offered"] >= 32 and cover["missing"] == [], cover["missing"]
+    alone = op_coverage(discover(REPO / "tasks"))
+    assert "delete_object" in alone["used"] and "add_sheet" in alone["used"]

@@ -10,7 +10,8 @@ import networkx as nx
 import wirebench
 
 PACKAGE = Path(wirebench.__file__).parent
-SUBPACKAGES = ("agents", "corpus", "evidence", "reports", "runtime", "steps", "verify")
+SUBPACKAGES = ("agents", "corpus", "evidence", "reports", "runtime", "steps", "taskgen",
+               "verify")
 
 
 def module_name(path: Path) -> str:

@@ -74,7 +74,7 @@ def _cmd_score(args) -> int:
 
 
 def _cmd_tasks_generate(args) -> int:
-    from wirebench.taskgen import generate, seed_hash
+    from wirebench.taskgen.generator import generate, seed_hash
 
     made = generate(args.family, args.seed, args.count, args.out, start=args.start)
     print(f"wrote {len(made)} {args.family} task(s) to {args.out} "
@@ -88,7 +88,7 @@ def _cmd_tasks_split(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from wirebench.taskgen import generate_split
+    from wirebench.taskgen.generator import generate_split
 
     if not args.check:
         made = generate_split(args.manifest)
@@ -139,7 +139,10 @@ def _cmd_tasks_check(args) -> int:
                 print(f"      {line}")
         for line in report["problems"]:
             print(f"FAIL  {line}")
-        print(f"\n{report['ok']}/{len(report['tasks'])} tasks sound")
+        cover = report["op_coverage"]
+        print(f"\n{report['ok']}/{len(report['tasks'])} tasks sound; the references use "
+              f"{len(cover['used'])} of akcli's {cover['offered']} ops"
+              + (f" (not: {', '.join(cover['missing'])})" if cover["missing"] else ""))
     return 0 if report["sound"] else EXIT_FAIL
 
 

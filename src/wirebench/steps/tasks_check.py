@@ -135,5 +135,27 @@ def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) 
             except TaskError as exc:
                 entry["problems"].append(str(exc))
             report["ok"] += not entry["problems"]
+    report["op_coverage"] = op_coverage(dirs)
     report["sound"] = not report["problems"] and report["ok"] == len(report["tasks"])
     return report
+
+
+def op_coverage(dirs: list[Path]) -> dict:
+    """Which of akcli's ops (and macros) the corpus's reference answers use: an op no
+    reference uses is one no task can tell an agent's mastery of."""
+    import json
+
+    from wirebench.runtime import akcli_backend
+
+    offered = [line.split()[0] for line in akcli_backend.ops_list_text().splitlines()
+               if line.strip() and not line.startswith("--")]
+    used: set[str] = set()
+    for d in dirs:
+        try:
+            doc = json.loads((d / "reference_ops.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # that task's own problem, reported above
+        ops = doc.get("ops") if isinstance(doc, dict) else None
+        used |= {op.get("op") for op in ops or [] if isinstance(op, dict)}
+    return {"offered": len(offered), "used": sorted(used & set(offered)),
+            "missing": [op for op in offered if op not in used]}
