@@ -159,3 +159,29 @@ def test_the_shipped_corpus_exercises_every_op_akcli_offers():
     assert cover["offered"] >= 32 and cover["missing"] == [], cover["missing"]
     alone = op_coverage(discover(REPO / "tasks"))
     assert "delete_object" in alone["used"] and "add_sheet" in alone["used"]
+
+
+def test_a_public_private_gap_is_reported_as_a_contamination_signal(tmp_path):
+    """A model that knows the public split's answers by heart and nothing else: its
+    public and private pass rates sit side by side, and the report calls the gap."""
+    split = tmp_path / "split"
+    public = generate("prose", "pub", 4, split, split="public")
+    private = generate("prose", "secret", 4, split, split="private")
+    assert len(private) == 4
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    for task in public:
+        (memory / f"{task.name}.json").write_bytes((task / "reference_ops.json").read_bytes())
+    project = Project(tmp_path / "wb").configure(
+        {"memorizer": {"kind": "ops_dir", "dir": str(memory)}}, tasks_dir=split)
+    project.snakemake()
+    df = project.summary()
+    assert set(df["split"]) == {"public", "private"}
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    by_split = card["models"]["memorizer"]["by_split"]
+    assert (by_split["public"]["pass_rate"], by_split["private"]["pass_rate"]) == (1.0, 0.0)
+    report = (project.root / "results" / "report.md").read_text()
+    assert "| split |" in report
+    assert "memorizer: 100% on the public split against 0% on private" in report
+    assert "contamination signal" in report
+    assert not any("secret" in p.name for p in split.iterdir())

@@ -10,11 +10,13 @@ import sys
 
 from conftest import REPO, TASKS
 
-SUMMARY_COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_outcome",
-                   "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
-                   "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
-                   "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
-                   "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "errors"]
+SUMMARY_COLUMNS = ["model", "task", "sample", "split", "tier", "family", "outcome",
+                   "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed",
+                   "matched", "expected", "extra_named_nets", "relabel_equivalent",
+                   "sim_status", "layout_clean", "needs_human", "turns", "attempts",
+                   "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd",
+                   "tool_calls", "invalid_calls", "attack_success", "size_parts", "size_nets",
+                   "edit_ops", "errors"]
 
 
 def all_tasks():

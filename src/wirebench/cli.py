@@ -76,7 +76,8 @@ def _cmd_score(args) -> int:
 def _cmd_tasks_generate(args) -> int:
     from wirebench.taskgen.generator import generate, seed_hash
 
-    made = generate(args.family, args.seed, args.count, args.out, start=args.start)
+    made = generate(args.family, args.seed, args.count, args.out, start=args.start,
+                    split=args.split)
     print(f"wrote {len(made)} {args.family} task(s) to {args.out} "
           f"(seed sha256 {seed_hash(args.seed)[:12]}...)")
     return 0
@@ -336,6 +337,8 @@ def _parser():
     gen.add_argument("--count", type=int, required=True)
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--start", type=int, default=0, help="the first task's index")
+    gen.add_argument("--split", default="private",
+                     help="the split's name in results and reports (default: private)")
     gen.set_defaults(func=_cmd_tasks_generate)
     spl = tsub.add_parser("split", help="regenerate a split from its manifest (split.yaml)")
     spl.add_argument("manifest", type=Path)

@@ -56,7 +56,12 @@ def render(df, card: dict) -> str:
             lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
                          f"| {m['pass_hat_k']:.1%} |")
     lines += tier_table(card, models)
-    from wirebench.reports.summary import attack_rows
+    from wirebench.reports.summary import attack_rows, contamination
+
+    signals = contamination(card, models)
+    if signals:
+        lines += ["", "**Public against private split.** " + " ".join(
+            f"{line}." for line in signals)]
 
     attacks = attack_rows(card, models)
     if attacks:

@@ -307,6 +307,16 @@ def size_chart(card: dict, models: list[str]) -> str:
     return f"<h2>Pass rate against size</h2><div id='size-chart'>{svg}</div>"
 
 
+def contamination_section(card: dict, models: list[str]) -> str:
+    from wirebench.reports.summary import contamination
+
+    signals = contamination(card, models)
+    if not signals:
+        return ""
+    return ("<h2>Public against private split</h2><ul id='contamination'>"
+            + "".join(f"<li>{escape(line)}</li>" for line in signals) + "</ul>")
+
+
 def attack_section(card: dict, models: list[str]) -> str:
     from wirebench.reports.summary import attack_rows
 
@@ -364,6 +374,7 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         tier_section(card, models),
         size_chart(card, models),
         attack_section(card, models),
+        contamination_section(card, models),
         f"<h2>Heatmap</h2><div id='heatmap'>{heatmap(df, models, tasks)}</div>",
         history_section(archive_dir),
     ]

@@ -12,7 +12,7 @@ from wirebench.evidence.files import read_json, write_bytes_atomic, write_json
 from wirebench.evidence.provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
-COLUMNS = ["model", "task", "sample", "tier", "family", "outcome", "expected_outcome",
+COLUMNS = ["model", "task", "sample", "split", "tier", "family", "outcome", "expected_outcome",
            "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
            "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
            "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
@@ -52,6 +52,7 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> 
                     "size_parts": (doc.get("knobs") or {}).get("parts"),
                     "size_nets": (doc.get("knobs") or {}).get("nets"),
                     "edit_ops": (doc.get("knobs") or {}).get("edit_ops"),
+                    "split": doc.get("split") or "hand-written",
                     "tier": doc.get("tier") or "transcription",
                     "family": doc.get("family") or "",
                     "sim_status": doc.get("sim_status") or "",
@@ -149,11 +150,36 @@ def attack_rows(card: dict, models: list[str]) -> list[tuple[str, str, str, str]
     return rows
 
 
+def contamination(card: dict, models: list[str]) -> list[str]:
+    """A model that passes the public split clearly more often than a private split of the
+    same generators (95% Wilson intervals apart) has likely seen the public one: one line
+    per such model and split."""
+    from wirebench.reports.stats import wilson
+
+    lines = []
+    for m in models:
+        splits = card["models"][m].get("by_split", {})
+        public = splits.get("public")
+        if not public:
+            continue
+        p_lo, _ = wilson(public["passed"], public["pairs"])
+        for name, other in sorted(splits.items()):
+            if name in ("public", "hand-written"):
+                continue
+            _, o_hi = wilson(other["passed"], other["pairs"])
+            if p_lo > o_hi:
+                lines.append(f"{m}: {public['pass_rate']:.0%} on the public split against "
+                             f"{other['pass_rate']:.0%} on {name} ({public['pairs']} and "
+                             f"{other['pairs']} pairs; the 95% intervals do not overlap): a "
+                             "contamination signal")
+    return lines
+
+
 def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str, list[str]]]]]:
     """Pass rates by tier, then by family (where in the corpus each model breaks), as
     (title, [(group, one cell per model)]); a grouping with one group is left out."""
     tables = []
-    for key, title in (("by_tier", "tier"), ("by_family", "family"),
+    for key, title in (("by_split", "split"), ("by_tier", "tier"), ("by_family", "family"),
                        ("by_size", "size (generated tasks)"),
                        ("by_rule", "design rule (board tier)")):
         groups = sorted({g for m in models for g in card["models"][m].get(key, {})},
@@ -230,6 +256,7 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "by_family": _rates(scored, "family"),
             "by_rule": _rule_rates(scored),
             "by_size": _by_size(scored),
+            "by_split": _rates(scored, "split"),
             **_attack(scored),
             "outcome_ok": int(group["outcome_ok"].sum()),
             "relabel_equivalent": int(group["relabel_equivalent"].fillna(False).astype(bool).sum()),

@@ -135,6 +135,7 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
         "criteria": verdicts,
         "tier": task.tier, "family": task.meta.get("family"),
         "attack_success": attacked, "knobs": task.meta.get("knobs") or {},
+        "split": (task.meta.get("generator") or {}).get("split", "hand-written"),
         "sim_status": simulated["status"] if simulated else None,
         "needs_human": [c["id"] for c in verdicts if c["verdict"] == "needs_human"],
         # A refusal draws nothing on purpose: apply's "not drawn" is no error of it.

@@ -35,8 +35,11 @@ def seed_hash(seed: str) -> str:
     return hashlib.sha256(f"wirebench-seed:{seed}".encode()).hexdigest()
 
 
-def generate(family: str, seed: str, count: int, out: Path, start: int = 0) -> list[Path]:
-    """Write `count` tasks of `family` into `out`; returns their folders."""
+def generate(family: str, seed: str, count: int, out: Path, start: int = 0,
+             split: str = "private") -> list[Path]:
+    """Write `count` tasks of `family` into `out`; returns their folders. `split` names
+    the split they belong to (a manifest's are public): the report compares a model's
+    pass rates across splits."""
     fams = family_modules()
     if family not in fams:
         raise ValueError(f"unknown family {family!r}; families: {', '.join(sorted(fams))}")
@@ -47,7 +50,7 @@ def generate(family: str, seed: str, count: int, out: Path, start: int = 0) -> l
         task: GeneratedTask = fams[family].generate(rng, index)
         task.id = f"{family}-{tag[:6]}-{index:03d}"
         task.meta["generator"] = {"family": family, "version": GENERATOR_VERSION,
-                                  "seed_sha256": tag, "index": index}
+                                  "seed_sha256": tag, "index": index, "split": split}
         written.append(write(task, Path(out)))
     return written
 
@@ -63,5 +66,6 @@ def generate_split(manifest: Path, out: Path | None = None) -> list[Path]:
     out = Path(out) if out else Path(manifest).parent
     written = []
     for entry in doc["families"]:
-        written += generate(entry["family"], str(entry["seed"]), int(entry["count"]), out)
+        written += generate(entry["family"], str(entry["seed"]), int(entry["count"]), out,
+                            split=doc.get("split", "public"))
     return written
