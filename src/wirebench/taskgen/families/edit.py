@@ -81,9 +81,13 @@ def generate(rng, index: int) -> GeneratedTask:
         ask = [f"Move the SWD header {header.ref} below the board (to x 1500, y "
                f"{where['y_mil']} mil) so that it sits at the board's edge. Its pins keep "
                "their nets."]
+        # A move changes no net: without this check, an answer that does nothing passes.
+        meta["criteria"] = [{"id": "moved", "kind": "uses_op", "op": "move_component"}]
         wrong.append(Wrong("labels-left-behind", envelope([{**edit[0], "carry_labels": False}]),
                            "nets", "the labels stay where the header was: its pins lose "
                                    "their nets"))
+        wrong.append(Wrong("does-nothing", envelope([]), "moved",
+                           "an empty edit leaves every net as it was, and the header too"))
     elif kind == "merge":
         pull = next(p for p in base_parts if p.pins == {"1": "BOOT0", "2": "GND"})
         edit = [{"op": "add_wire", "vertices": [f"{pull.ref}.1", f"{pull.ref}.2"]}]
