@@ -143,7 +143,9 @@ def _cmd_tasks_check(args) -> int:
         cover = report["op_coverage"]
         print(f"\n{report['ok']}/{len(report['tasks'])} tasks sound; the references use "
               f"{len(cover['used'])} of akcli's {cover['offered']} ops"
-              + (f" (not: {', '.join(cover['missing'])})" if cover["missing"] else ""))
+              + (f" (not: {', '.join(cover['missing'][:8])}"
+                 + (f" and {len(cover['missing']) - 8} more" if len(cover["missing"]) > 8
+                    else "") + ")" if cover["missing"] else ""))
     return 0 if report["sound"] else EXIT_FAIL
 
 

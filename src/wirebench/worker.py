@@ -52,11 +52,13 @@ def serve(path: str) -> None:
     except OSError:
         return
     _unlink(path)
-    _warm_up()
-
+    # Listening before the warm-up: a step that connects meanwhile waits in the backlog
+    # for the first server, rather than running on its own and parsing every library
+    # again beside us (a crash here closes the socket: the step then runs on its own).
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
+    _warm_up()
     listener.settimeout(IDLE_SECONDS)  # idle servers leave by themselves
     reports, report_to = os.pipe()
     servers: dict[int, int] = {}  # pid -> IDLE or BUSY, as each server last reported
@@ -207,6 +209,9 @@ def _warm_up() -> None:
     fingerprint("score")   # the scorer's hash, which every score.json records
     import networkx  # noqa: F401  (relabel equivalence, on every pair that missed)
     akcli_backend.warm_up()
+    from wirebench.runtime import symbol_cache
+
+    symbol_cache.warm_from_env()
 
 
 def _reap() -> list[int]:

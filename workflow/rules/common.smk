@@ -14,6 +14,7 @@ from wirebench.agents.setup import prepare_jobs
 from wirebench.config import ConfigError, check, sample_tiers, select_models, select_tasks
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
+from wirebench.runtime import symbol_cache
 from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
@@ -93,6 +94,9 @@ def _task_libraries():
 
 # Per task: the library paths a pair draws with, and their names and bytes' hash.
 TASK_SYMBOLS, TASK_SYMBOLS_SHA256 = _task_libraries()
+# Jobs inherit it: the warm worker parses these once, before it forks its servers.
+os.environ[symbol_cache.WARM_VAR] = os.pathsep.join(sorted(
+    {str(Path(p).absolute()) for libs in TASK_SYMBOLS.values() for p in libs}))
 
 
 def task_symbols(wildcards):

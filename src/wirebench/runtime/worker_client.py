@@ -26,7 +26,8 @@ from _socket import AF_UNIX, SOCK_STREAM, socket
 # and library folders, akcli's own switches) are kept too, and are part of the socket's
 # name: a step never talks to a worker that would answer differently than it would alone.
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV",
-            "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "WIREBENCH_SYMBOL_CACHE")
+            "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "WIREBENCH_SYMBOL_CACHE",
+            "WIREBENCH_WARM_SYMBOLS")  # the libraries to parse before forking (symbol_cache)
 KEPT_PREFIXES = ("AKCLI_", "KICAD")
 
 
