@@ -7,7 +7,7 @@ sheet, the draw, the layout check the task's criteria ask for), and through the 
 Toolbox without the loop. CPU is this process's and its children's (the confined steps
 are forked children).
 
-    python benchmarks/tool_loop_overhead.py [--calls 30] [--task tasks/01-divider]
+    python benchmarks/tool_loop_overhead.py [--calls 30] [--repeats 3] [--task tasks/01-divider]
 
 Target: the loop (HTTP client, messages, trajectory) plus the toolbox (confinement,
 documents) adds at most 20 ms of CPU per call over akcli's own. What a pair pays once
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--task", type=Path, default=REPO / "tasks" / "01-divider")
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     from wirebench.agents import tool_loop
     from wirebench.agents.answer import TurnContext
@@ -63,6 +65,7 @@ def main() -> int:
     symbols = symbols_for(task, sorted(str(p) for p in (REPO / "symbols").glob("*.kicad_sym")))
     ops = json.loads(task.reference_path.read_text())
     n = args.calls
+    rounds: dict[str, list[float]] = {"own": [], "toolbox": [], "loop": []}
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(REPO / "tests"),
                                str(task.reference_path), str(n)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -79,39 +82,41 @@ def main() -> int:
             started = cpu()
             import openai  # noqa: F401
             once = cpu() - started
+            # Interleaved rounds, the median of each: the VM's CPU figures drift.
+            for _ in range(args.repeats):
+                spec = {"kind": "openai", "tools": True, "base_url": base_url,
+                        "model": "drawer", "max_tool_calls": n + 1}
+                toolbox = Toolbox(task, symbols, td)
+                ctx = TurnContext("bench", task, 1, 1, prompt, None, tools=toolbox)
+                start = cpu()
+                answer = tool_loop.answer(spec, ctx)
+                toolbox.close()  # its confined child is reaped: its CPU is counted
+                rounds["loop"].append(cpu() - start)
+                assert answer.status == "ok" and answer.detail["tool_calls"] == n + 1, answer
 
-            spec = {"kind": "openai", "tools": True, "base_url": base_url, "model": "drawer",
-                    "max_tool_calls": n + 1}
-            toolbox = Toolbox(task, symbols, td)
-            ctx = TurnContext("bench", task, 1, 1, prompt, None, tools=toolbox)
-            start = cpu()
-            answer = tool_loop.answer(spec, ctx)
-            toolbox.close()  # its confined child is reaped: its CPU is counted
-            loop = cpu() - start
-            assert answer.status == "ok" and answer.detail["tool_calls"] == n + 1, answer
+                toolbox = Toolbox(task, symbols, td)
+                start = cpu()
+                for _ in range(n):
+                    toolbox.call("draw", {"oplist": ops})
+                toolbox.close()
+                rounds["toolbox"].append(cpu() - start)
 
-            toolbox = Toolbox(task, symbols, td)
-            start = cpu()
-            for _ in range(n):
-                toolbox.call("draw", {"oplist": ops})
-            toolbox.close()
-            direct = cpu() - start
-
-            cand = td / "cand.json"
-            cand.write_text(json.dumps({**ops, "target_file": "board.kicad_sch"}))
-            start = cpu()
-            for _ in range(n):
-                akcli_backend.validate(cand)
-                sheet = td / "board.kicad_sch"
-                akcli_backend.new_sheet(sheet)
-                akcli_backend.draw(sheet, cand, symbols)
-                akcli_backend.run("check", "--layout", str(sheet))
-            own = cpu() - start
+                cand = td / "cand.json"
+                cand.write_text(json.dumps({**ops, "target_file": "board.kicad_sch"}))
+                start = cpu()
+                for _ in range(n):
+                    akcli_backend.validate(cand)
+                    sheet = td / "board.kicad_sch"
+                    akcli_backend.new_sheet(sheet)
+                    akcli_backend.draw(sheet, cand, symbols)
+                    akcli_backend.run("check", "--layout", str(sheet))
+                rounds["own"].append(cpu() - start)
     finally:
         server.stdin.close()
         server.wait(timeout=10)
+    own, direct, loop = (statistics.median(rounds[k]) for k in ("own", "toolbox", "loop"))
     per = lambda total: 1000 * total / n  # noqa: E731
-    print(f"{n} draw calls of {task.id}, CPU ms per call:")
+    print(f"{n} draw calls of {task.id}, CPU ms per call (median of {args.repeats} rounds):")
     print(f"  akcli's own work            {per(own):7.1f}")
     print(f"  through the Toolbox         {per(direct):7.1f}  (+{per(direct - own):.1f})")
     print(f"  through the tool loop       {per(loop):7.1f}  (+{per(loop - own):.1f})")
