@@ -101,3 +101,28 @@ def test_archive_freezes_the_run_and_can_be_replayed_without_the_agent(run):
     assert provenance["versions"]["akcli"] == "0.22.0" and "models:" in provenance["config"]
     replayed = wirebench("replay", str(tarball), cwd=run.root)
     assert replayed.returncode == 0 and "6/6 pairs equivalent" in replayed.stdout
+    # The run has not changed: archiving it again keeps its id, its tarball and one row.
+    before = tarball.read_bytes()
+    again = wirebench("archive", "--results", "results", "--out", "archive", cwd=run.root)
+    assert again.returncode == 0 and f"unchanged since {run_id}" in again.stdout, again.stderr
+    with open(run.root / "archive" / "index.csv", newline="") as fh:
+        assert [r["run_id"] for r in csv.DictReader(fh)] == [run_id]
+    assert tarball.read_bytes() == before
+
+
+def test_git_dirty_covers_the_whole_checkout_not_only_the_tasks(tmp_path):
+    """An uncommitted config edit changes a run as much as a task edit: git_dirty says so."""
+    from wirebench.evidence.provenance import git_commit
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "task.md").write_text("# a task\n")
+    (tmp_path / "config.yaml").write_text("samples: 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    assert git_commit(tmp_path / "tasks")["dirty"] is False
+    (tmp_path / "config.yaml").write_text("samples: 2\n")
+    assert git_commit(tmp_path / "tasks")["dirty"] is True

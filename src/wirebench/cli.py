@@ -208,7 +208,10 @@ def _cmd_archive(args) -> int:
     from wirebench.evidence.archive import create
 
     made = create(args.results, args.config, load_config(args.config)["tasks_dir"], args.out)
-    print(f"archived {made['run_id']} -> {made['archive']}")
+    if made.get("unchanged"):
+        print(f"unchanged since {made['run_id']}: {made['archive']} (no new archive)")
+    else:
+        print(f"archived {made['run_id']} -> {made['archive']}")
     return 0
 
 

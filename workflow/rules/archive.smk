@@ -3,7 +3,8 @@
 
 rule archive:
     """results/ -> archive/<run-id>.tar.gz with provenance, plus a row in archive/index.csv.
-    It has no output on purpose: every call makes a new archive of the run as it is."""
+    It has no output on purpose: it runs whenever asked, and an unchanged run (the same
+    manifest) keeps the archive and id it already has."""
     input:
         manifest="results/manifest.json",
         scorecard="results/scorecard.json",

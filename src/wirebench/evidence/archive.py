@@ -30,7 +30,14 @@ def create(results: Path, config_file: Path, tasks_dir: Path, out_dir: Path) -> 
                          + "\n  ".join(problems[:10]))
     card = read_json(results / "scorecard.json")
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    run_id = f"{date[:10]}-{sha256_file(results / 'manifest.json')[:10]}"
+    digest = sha256_file(results / "manifest.json")[:10]
+    # A run archived before, unchanged (the same manifest): the same id, and no second
+    # point in the history.
+    for row in _index_rows(out_dir / "index.csv"):
+        if row["run_id"].endswith(f"-{digest}") and (out_dir / row["archive"]).is_file():
+            return {"run_id": row["run_id"], "archive": str(out_dir / row["archive"]),
+                    "unchanged": True}
+    run_id = f"{date[:10]}-{digest}"
     git = git_commit(Path(tasks_dir))
     provenance = {
         "schema": "wirebench.provenance/1", "run_id": run_id, "date": date,
@@ -65,12 +72,16 @@ def create(results: Path, config_file: Path, tasks_dir: Path, out_dir: Path) -> 
     return {"run_id": run_id, "archive": str(target)}
 
 
+def _index_rows(index: Path) -> list[dict]:
+    if not index.is_file():
+        return []
+    with open(index, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def _add_index_row(index: Path, row: dict) -> None:
     """Rewritten whole and atomically, so a crash never leaves half a row."""
-    rows = []
-    if index.is_file():
-        with open(index, newline="") as fh:
-            rows = [r for r in csv.DictReader(fh) if r["run_id"] != row["run_id"]]
+    rows = [r for r in _index_rows(index) if r["run_id"] != row["run_id"]]
     rows.append(row)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=INDEX_COLUMNS)

@@ -60,5 +60,7 @@ def git_commit(path: Path) -> dict:
     head = git("rev-parse", "HEAD")
     if head.returncode != 0:
         return {"commit": None, "dirty": None}
-    dirty = git("status", "--porcelain", "--", ".").stdout.strip() != ""
+    # The whole checkout, not only `path`: an edited config, skill or symbol library
+    # changes a run as much as an edited task (results/ and archive/ are ignored).
+    dirty = git("status", "--porcelain").stdout.strip() != ""
     return {"commit": head.stdout.strip(), "dirty": dirty}
