@@ -108,6 +108,9 @@ def test_archive_freezes_the_run_and_can_be_replayed_without_the_agent(run):
     with open(run.root / "archive" / "index.csv", newline="") as fh:
         assert [r["run_id"] for r in csv.DictReader(fh)] == [run_id]
     assert tarball.read_bytes() == before
+    # And the run is settled: the archive's new row reruns neither report nor manifest.
+    again = run.snakemake("-n")
+    assert "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_git_dirty_covers_the_whole_checkout_not_only_the_tasks(tmp_path):

@@ -35,9 +35,10 @@ rule report:
         summary="results/summary.csv",
         scorecard="results/scorecard.json",
         traces=expand(pair_path("trace.json"), model=MODELS, task=TASKS, sample=SAMPLES),
-        # Archived runs, when there are any: the report draws their history.
-        history=lambda wildcards: ["archive/index.csv"] if os.path.exists("archive/index.csv")
-        else [],
+        # Archived runs are read (--archive) but are no input: archiving this run adds
+        # its row, and that alone must not rerun the report, and through it the manifest,
+        # whose new hash would make the next archive a new run. The history is as of the
+        # report's own run; `--forcerun report` draws it afresh.
     output:
         md="results/report.md",
         html=report(
