@@ -142,6 +142,22 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
         == ["02-rc-lowpass"]
 
 
+def test_a_models_file_replaces_the_configs_models(project, tmp_path):
+    """A second --configfile is merged into the first, so it can never drop a model;
+    `models_file` replaces them, and `models=` narrows within it. A bad one is named."""
+    mine = tmp_path / "my_models.yaml"
+    mine.write_text("models:\n  mine: {kind: reference}\n  also-mine: {kind: reference}\n")
+    project.configure({"reference": {"kind": "reference"}})
+    project.snakemake("--config", f"models_file={mine}", "models=mine", "tasks=01-divider")
+    assert sorted(set(project.summary()["model"])) == ["mine"]
+    assert not (project.root / "results" / "runs" / "reference").exists()
+    (tmp_path / "empty.yaml").write_text("models: {}\n")
+    bad = project.snakemake("--config", f"models_file={tmp_path / 'empty.yaml'}", "-n",
+                            check=False)
+    said = bad.stderr + bad.stdout
+    assert bad.returncode != 0 and "models_file" in said and "non-empty `models:`" in said
+
+
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     corpus = tmp_path / "agent_eval_tasks"
     # akcli's own layout: no numbering, no task.yaml, a postcheck_arrange.json.

@@ -89,11 +89,36 @@ def _names(value) -> list[str]:
     return list(value or [])
 
 
+def models_file(path: str) -> dict:
+    """The `models:` mapping of a models file (config key `models_file`)."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"config key models_file: cannot read {path}: "
+                          f"{exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config key models_file: {path} is not valid YAML ({exc})") from None
+    models = doc.get("models") if isinstance(doc, dict) else None
+    if not isinstance(models, dict) or not models:
+        raise ConfigError(f"config key models_file: {path} needs a non-empty `models:` "
+                          "mapping")
+    return models
+
+
 def select_models(config: dict, catalog: dict) -> dict:
-    """The model entries to run. `--config models=a,b` replaces the mapping with names;
-    those are looked up in the config file's own `models` (the catalog)."""
+    """The model entries to run. `models_file: my_models.yaml` replaces the config's
+    models with that file's (Snakemake merges every --configfile into the default one, so
+    a second config file can add models but never drop one). `--config models=a,b` then
+    narrows by name, within the models file's entries when there is one, else within the
+    config files' own `models` (the catalog)."""
     models = config["models"]
-    if isinstance(models, dict):
+    if config.get("models_file"):
+        catalog = models_file(config["models_file"])
+        if isinstance(models, dict):
+            return catalog
+    elif isinstance(models, dict):
         return models
     chosen = {}
     for name in _names(models):
