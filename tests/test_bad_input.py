@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from bad_inputs import COMMANDS, MAX_OPLIST_BYTES, MAX_OPS, OPLISTS, SERVER_REPLIES, TASK
-from conftest import REPO, TASKS, Project
+from conftest import REPO, SYMBOLS, TASKS, Project
 from fake_openai import FakeOpenAI
 
 FILE_CASES = {  # ops_dir answers that are not answer files
@@ -232,3 +232,55 @@ def test_a_command_naming_a_file_its_sandbox_hides_is_refused_at_start(tmp_path)
                              "command": f"python3 {project.root / 'my_agents' / 'dumb.py'}"}
     project.config_path.write_text(yaml.safe_dump(doc))
     assert project.snakemake("-n", check=False).returncode == 0
+
+
+# Every command that reads a path the user gives, with that path in its place ({} below).
+PATH_COMMANDS = [
+    ("score", ["--task", "{}", "--ops", str(TASKS / TASK / "reference_ops.json"),
+               "--symbols", *SYMBOLS]),
+    ("score", ["--task", str(TASKS / TASK), "--ops", "{}", "--symbols", *SYMBOLS]),
+    ("tasks", ["check", "{}", "--symbols", *SYMBOLS]),
+    ("tasks", ["split", "{}"]),
+    ("tasks", ["generate", "prose", "--seed", "1", "--count", "1", "--out", "{}"]),
+    ("summary", ["--runs", "{}", "--models", "m", "--tasks", "t", "--samples", "1",
+                 "--csv", "out/s.csv", "--scorecard", "out/c.json"]),
+    ("verify", ["{}"]),
+    ("replay", ["{}", "--config", str(REPO / "config" / "config.yaml")]),
+    ("archive", ["--results", "{}", "--config", str(REPO / "config" / "config.yaml"),
+                 "--out", "out"]),
+    ("compare", ["{}", "{}"]),
+    ("history", ["{}", "--out", "out"]),
+    ("gate", ["{}"]),
+    ("report", ["--summary", "{}", "--scorecard", "{}", "--out", "out/r.md"]),
+]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "empty-file"])
+def test_every_command_names_a_bad_path_in_one_line_and_exits_2(tmp_path, kind):
+    """Issue 14: each `wirebench` command, given a path that is missing, a folder where a
+    file belongs or an empty file where a folder (or a real file) belongs, exits 2 with
+    one line that names the path, never a traceback and never a success. (`tasks
+    generate` writes into a folder, missing or not: only a file in its place is bad. An
+    empty folder is a corpus with no tasks, which `tasks check` fails with exit 1. An
+    empty op-list file is an answer, which `score` judges invalid: exit 1.)"""
+    bad = tmp_path / "bad"
+    if kind == "directory":
+        bad.mkdir()
+    elif kind == "empty-file":
+        bad.write_bytes(b"")
+    failures = []
+    for command, args in PATH_COMMANDS:
+        if ((kind != "empty-file" and args[:1] == ["generate"])
+                or (kind == "directory" and args[:1] == ["check"])
+                or (kind == "empty-file" and args[2:4] == ["--ops", "{}"])):
+            continue
+        argv = [a.replace("{}", str(bad)) for a in args]
+        proc = subprocess.run([sys.executable, "-m", "wirebench.cli", command, *argv],
+                              capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "WIREBENCH_WORKER": "0"}, timeout=120)
+        lines = proc.stderr.strip().splitlines()
+        if (proc.returncode != 2 or len(lines) != 1 or "Traceback" in proc.stderr
+                or "bad" not in lines[0]):
+            failures.append(f"{command} {' '.join(args)}: exit {proc.returncode}, "
+                            f"{proc.stderr.strip()[-300:]!r}")
+    assert not failures, "\n".join(failures)

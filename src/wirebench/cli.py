@@ -33,12 +33,20 @@ def _cmd_step(argv: list[str]) -> int:
 def _libraries(args) -> tuple[list[str], str | None]:
     """The run's symbol libraries (`--symbols`, else the config's) and the config's KiCad
     folder, which board tasks read their own libraries from."""
+    from pathlib import Path
+
     from wirebench.config import load_config
 
     if args.symbols and not args.config.is_file():  # all given: no config needed
-        return args.symbols, None
-    config = load_config(args.config)
-    return args.symbols or config["symbols"], config.get("kicad_symbols")
+        symbols, kicad = args.symbols, None
+    else:
+        config = load_config(args.config)
+        symbols, kicad = args.symbols or config["symbols"], config.get("kicad_symbols")
+    for path in symbols:  # named here, before a step fails on it deep inside a draw
+        if not Path(path).is_file():
+            raise ValueError(f"symbol library not found: {path} (a config's paths are "
+                             "relative to where wirebench runs; give --symbols to override)")
+    return symbols, kicad
 
 
 def _cmd_score(args) -> int:
@@ -493,8 +501,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (TaskError, ConfigError, FileNotFoundError, ValueError, Unavailable) as exc:
+    except (TaskError, ConfigError, ValueError, Unavailable) as exc:
         print(f"wirebench: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+            PermissionError) as exc:
+        # A path the user gave that is missing, or a folder where a file belongs (or the
+        # other way round): bad input, named in one line.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"wirebench: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
         return _internal_error(exc)

@@ -101,7 +101,8 @@ def unpack(archive: Path, into: Path) -> Path:
         with tarfile.open(archive) as tar:
             tar.extractall(into, filter="data")
     except (tarfile.TarError, EOFError, OSError) as exc:
-        raise BadArchive(f"{archive}: not an archived run ({exc})") from None
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BadArchive(f"{archive}: not an archived run ({why})") from None
     roots = [p for p in Path(into).iterdir() if p.is_dir()]
     if len(roots) != 1:
         raise BadArchive(f"{archive}: not an archived run (it should hold one run folder, "

@@ -97,7 +97,10 @@ def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = 
                  archive_dir: Path | None = None) -> None:
     import pandas as pd
 
-    df = pd.read_csv(summary, keep_default_na=False)
+    try:
+        df = pd.read_csv(summary, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{summary}: empty, not a summary.csv") from None
     card = read_json(scorecard)
     write_bytes_atomic(out, render(df, card).encode())
     if html:

@@ -22,7 +22,10 @@ def replay(results: Path, tasks_dir: Path, symbols: list[str],
            kicad: str | None = None) -> dict:
     """Re-evaluate every stored pair and compare its trace with the stored one."""
     report = {"pairs": [], "equivalent": 0}
-    for score_path in sorted(Path(results).glob("runs/*/*/*/score.json")):
+    stored = sorted(Path(results).glob("runs/*/*/*/score.json"))
+    if not stored:  # a typo must never replay as "0/0 equivalent", a success
+        raise ValueError(f"{results}: not a run (no runs/<model>/<task>/<sample>/score.json)")
+    for score_path in stored:
         pair = score_path.parent
         stored = read_json(pair / "trace.json") if (pair / "trace.json").is_file() \
             else pair_trace(pair)

@@ -59,13 +59,21 @@ def generate_split(manifest: Path, out: Path | None = None) -> list[Path]:
     """Every family, seed and count a split's manifest lists, into its folder."""
     import yaml
 
-    doc = yaml.safe_load(Path(manifest).read_text())
+    try:
+        doc = yaml.safe_load(Path(manifest).read_text())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{manifest}: not valid YAML ({exc})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("families"), list):
+        raise ValueError(f"{manifest}: a split manifest needs `generator_version` and a "
+                         "`families` list of {family, seed, count}")
     if doc.get("generator_version") != GENERATOR_VERSION:
         raise ValueError(f"{manifest}: made by generator version "
                          f"{doc.get('generator_version')}, this is {GENERATOR_VERSION}")
     out = Path(out) if out else Path(manifest).parent
     written = []
     for entry in doc["families"]:
+        if not isinstance(entry, dict) or not {"family", "seed", "count"} <= set(entry):
+            raise ValueError(f"{manifest}: each of `families` needs family, seed and count")
         written += generate(entry["family"], str(entry["seed"]), int(entry["count"]), out,
                             split=doc.get("split", "public"))
     return written
