@@ -24,11 +24,11 @@ include: "workflow/rules/archive.smk"
 rule all:
     default_target: True
     input:
-        "results/summary.csv",
-        "results/scorecard.json",
-        "results/report.md",
-        "results/report.html",
-        "results/manifest.json",
-        "results/verdict.json",
+        f"{RESULTS}/summary.csv",
+        f"{RESULTS}/scorecard.json",
+        f"{RESULTS}/report.md",
+        f"{RESULTS}/report.html",
+        f"{RESULTS}/manifest.json",
+        f"{RESULTS}/verdict.json",
         # --config strict=true: the run fails unless the gate passes.
-        ["results/gate.json"] if config.get("strict") else [],
+        [f"{RESULTS}/gate.json"] if config.get("strict") else [],

@@ -158,6 +158,34 @@ def test_a_models_file_replaces_the_configs_models(project, tmp_path):
     assert bad.returncode != 0 and "models_file" in said and "non-empty `models:`" in said
 
 
+def test_two_experiments_never_overwrite_each_other(project):
+    """`--config experiment=NAME` keeps a run under results/NAME/: narrowing one run, or
+    running another corpus, as its own experiment leaves every other one whole."""
+    project.configure({"reference": {"kind": "reference"}, "again": {"kind": "reference"}})
+    project.snakemake("--config", "experiment=wide", "tasks=01-divider,02-rc-lowpass")
+    project.snakemake("--config", "experiment=narrow", "models=again", "tasks=01-divider")
+    results = project.root / "results"
+    assert sorted(p.name for p in results.iterdir()) == ["narrow", "wide"]
+    import pandas as pd
+
+    wide = pd.read_csv(results / "wide" / "summary.csv")
+    narrow = pd.read_csv(results / "narrow" / "summary.csv")
+    assert len(wide) == 4 and list(zip(narrow["model"], narrow["task"], strict=True)) == [
+        ("again", "01-divider")]
+    assert (results / "wide" / "runs" / "reference" / "02-rc-lowpass" / "1" / "score.json"
+            ).is_file()
+    for name in ("wide", "narrow"):
+        verify = subprocess.run(["wirebench", "verify", str(results / name)],
+                                capture_output=True, text=True)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+    # Each stays settled after the other ran.
+    again = project.snakemake("-n", "--config", "experiment=wide",
+                              "tasks=01-divider,02-rc-lowpass")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    bad = project.snakemake("-n", "--config", "experiment=runs", check=False)
+    assert bad.returncode != 0 and "config key experiment: 'runs'" in bad.stderr + bad.stdout
+
+
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     corpus = tmp_path / "agent_eval_tasks"
     # akcli's own layout: no numbering, no task.yaml, a postcheck_arrange.json.

@@ -281,7 +281,7 @@ def _cmd_retry_infra(args) -> int:
     for agent in sorted(results.glob("runs/*/*/*/agent.json")):
         doc = json.loads(agent.read_text())
         if doc.get("status") == "infra_error" and (not wanted or doc.get("model") in wanted):
-            targets.append(str(Path("results") / agent.parent.relative_to(results) / "ops.json"))
+            targets.append(str(agent.parent / "ops.json"))
     print(f"{len(targets)} pair(s) whose last answer was an infra error")
     if not targets:
         return 0

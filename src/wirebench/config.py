@@ -7,6 +7,7 @@ message that names it in both places.
 from __future__ import annotations
 
 import contextlib
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -155,6 +156,24 @@ def sample_tiers(config: dict, tiers: dict[str, str]) -> list[str]:
         if tier not in quota or seen[tier] <= quota[tier]:
             kept.append(task)
     return kept
+
+
+# Folders results/ holds itself: an experiment may not take their names.
+RESULTS_OWN = ("runs", "prompts", "logs", "history")
+
+
+def results_dir(config: dict) -> str:
+    """Where a run keeps its files: `results`, or `results/NAME` for `--config
+    experiment=NAME`, so that two experiments never overwrite each other's pairs,
+    summaries or reports."""
+    name = config.get("experiment")
+    if not name:
+        return "results"
+    name = str(name)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name in RESULTS_OWN:
+        raise ConfigError(f"config key experiment: {name!r} is no experiment name (letters, "
+                          f"digits, '.', '_' and '-'; not one of {list(RESULTS_OWN)})")
+    return f"results/{name}"
 
 
 def load_config(path: str | Path) -> dict:

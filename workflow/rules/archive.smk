@@ -6,14 +6,16 @@ rule archive:
     It has no output on purpose: it runs whenever asked, and an unchanged run (the same
     manifest) keeps the archive and id it already has."""
     input:
-        manifest="results/manifest.json",
-        scorecard="results/scorecard.json",
+        manifest=f"{RESULTS}/manifest.json",
+        scorecard=f"{RESULTS}/scorecard.json",
     params:
+        results=lambda wildcards, input: os.path.dirname(input.manifest),
         config_file=workflow.configfiles[0] if workflow.configfiles else "config/config.yaml",
     log:
-        "results/logs/archive.log",
+        f"{RESULTS}/logs/archive.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench archive --results results --config {params.config_file:q} --out archive"
+        "wirebench archive --results {params.results:q} --config {params.config_file:q}"
+        " --out archive"
         " 2> {log}"

@@ -11,7 +11,14 @@ from snakemake_interface_executor_plugins.settings import DeploymentMethod
 from wirebench.agents import OFFLINE_KINDS
 from wirebench.agents.ops_dir import answer_path
 from wirebench.agents.setup import prepare_jobs
-from wirebench.config import ConfigError, check, sample_tiers, select_models, select_tasks
+from wirebench.config import (
+    ConfigError,
+    check,
+    results_dir,
+    sample_tiers,
+    select_models,
+    select_tasks,
+)
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.runtime import symbol_cache
@@ -106,7 +113,12 @@ def task_symbols(wildcards):
 def task_libraries_hash(wildcards):
     return TASK_SYMBOLS_SHA256[wildcards.task]
 
-PAIR = "results/runs/{model}/{task}/{sample}"
+# Where this run's files go: results/, or results/NAME/ for `--config experiment=NAME`.
+try:
+    RESULTS = results_dir(config)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+PAIR = f"{RESULTS}/runs/{{model}}/{{task}}/{{sample}}"
 
 
 # The skills folder shipped next to the Snakefile, for entries that name none. Relative,
@@ -170,7 +182,7 @@ def pair_path(name):
 
 
 def pair_log(step):
-    return f"results/logs/{{model}}/{{task}}/{{sample}}/{step}.log"
+    return f"{RESULTS}/logs/{{model}}/{{task}}/{{sample}}/{step}.log"
 
 
 def task_path(name=""):
@@ -266,7 +278,7 @@ def skills_key(entry):
 
 def prompt_of(entry, wildcards):
     """The prompt pack a model entry reads for this task."""
-    return f"results/prompts/{skills_key(entry)}/{wildcards.task}.md"
+    return f"{RESULTS}/prompts/{skills_key(entry)}/{wildcards.task}.md"
 
 
 def generate_inputs(wildcards):
@@ -316,8 +328,9 @@ def print_verdict():
     model's pairs are mostly infra errors (the verdict rule's own output goes to its log)."""
     from wirebench.reports.verdict import verdict
 
-    if os.path.exists("results/scorecard.json") and os.path.exists("results/summary.csv"):
-        text, failed = verdict("results/scorecard.json", "results/summary.csv",
+    card, summary = f"{RESULTS}/scorecard.json", f"{RESULTS}/summary.csv"
+    if os.path.exists(card) and os.path.exists(summary):
+        text, failed = verdict(card, summary,
                                config.get("max_infra_rate", 0.5))
         print("\n".join(["", text, *(f"wirebench: {line}" for line in failed)]))
 

@@ -9,7 +9,7 @@ rule prompt_pack:
         task=task_path("task.md"),
         task_files=prompt_files,
     output:
-        "results/prompts/{skills}/{task}.md",
+        f"{RESULTS}/prompts/{{skills}}/{{task}}.md",
     params:
         # Paths, not inputs: an edited library must never rerun a paid generate call.
         # `snakemake --forcerun prompt_pack` refreshes the pin tables when you want it.
@@ -20,7 +20,7 @@ rule prompt_pack:
     resources:
         akcli=1,
     log:
-        "results/logs/prompts/{skills}/{task}.log",
+        f"{RESULTS}/logs/prompts/{{skills}}/{{task}}.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:

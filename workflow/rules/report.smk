@@ -6,11 +6,13 @@ rule summary:
     input:
         expand(pair_path("score.json"), model=MODELS, task=TASKS, sample=SAMPLES),
     output:
-        csv=report("results/summary.csv", caption="../report/summary.rst", category="Results"),
+        csv=report(f"{RESULTS}/summary.csv", caption="../report/summary.rst", category="Results"),
         scorecard=report(
-            "results/scorecard.json", caption="../report/scorecard.rst", category="Results"
+            f"{RESULTS}/scorecard.json", caption="../report/scorecard.rst", category="Results"
         ),
     params:
+        # The run's results folder: where its output lies.
+        results=lambda wildcards, output: os.path.dirname(output[0]),
         # The matrix, not the file list: a list of 10,000 paths overflows one shell word.
         models=",".join(MODELS),
         tasks=",".join(TASKS),
@@ -19,11 +21,11 @@ rule summary:
         config=CONFIG_SHA256,
         fingerprint=step_fingerprint("summary"),
     log:
-        "results/logs/summary.log",
+        f"{RESULTS}/logs/summary.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench summary --runs results/runs --models {params.models}"
+        "wirebench summary --runs {params.results:q}/runs --models {params.models}"
         " --tasks {params.tasks} --samples {params.samples}"
         " --corpus-sha256 {params.corpus} --config-sha256 {params.config}"
         " --csv {output.csv} --scorecard {output.scorecard} 2> {log}"
@@ -32,28 +34,30 @@ rule summary:
 rule report:
     """report.md and the self-contained report.html: heatmap, intervals, drill-downs."""
     input:
-        summary="results/summary.csv",
-        scorecard="results/scorecard.json",
+        summary=f"{RESULTS}/summary.csv",
+        scorecard=f"{RESULTS}/scorecard.json",
         traces=expand(pair_path("trace.json"), model=MODELS, task=TASKS, sample=SAMPLES),
         # Archived runs are read (--archive) but are no input: archiving this run adds
         # its row, and that alone must not rerun the report, and through it the manifest,
         # whose new hash would make the next archive a new run. The history is as of the
         # report's own run; `--forcerun report` draws it afresh.
     output:
-        md="results/report.md",
+        md=f"{RESULTS}/report.md",
         html=report(
-            "results/report.html", caption="../report/report_html.rst", category="Results"
+            f"{RESULTS}/report.html", caption="../report/report_html.rst", category="Results"
         ),
     params:
+        # The run's results folder: where its output lies.
+        results=lambda wildcards, output: os.path.dirname(output[0]),
         tasks_dir=config["tasks_dir"],
         fingerprint=step_fingerprint("report"),
     log:
-        "results/logs/report.log",
+        f"{RESULTS}/logs/report.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
-        " --out {output.md} --html {output.html} --runs results/runs"
+        " --out {output.md} --html {output.html} --runs {params.results:q}/runs"
         " --tasks-dir {params.tasks_dir:q} --archive archive 2> {log}"
 
 
@@ -63,18 +67,21 @@ rule manifest:
         rules.summary.output,
         rules.report.output,
     output:
-        "results/manifest.json",
+        f"{RESULTS}/manifest.json",
     params:
+        # The run's results folder: where its output lies.
+        results=lambda wildcards, output: os.path.dirname(output[0]),
         models=",".join(MODELS),
         tasks=",".join(TASKS),
         samples=len(SAMPLES),
         fingerprint=step_fingerprint("manifest"),
     log:
-        "results/logs/manifest.log",
+        f"{RESULTS}/logs/manifest.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench manifest --results results --models {params.models} --tasks {params.tasks}"
+        "wirebench manifest --results {params.results:q} --models {params.models}"
+        " --tasks {params.tasks}"
         " --samples {params.samples} --out {output} 2> {log}"
 
 
@@ -83,15 +90,15 @@ rule verdict:
     command not on PATH, a dead endpoint): otherwise it would end green, that model
     silently left out of every pass rate."""
     input:
-        scorecard="results/scorecard.json",
-        summary="results/summary.csv",
+        scorecard=f"{RESULTS}/scorecard.json",
+        summary=f"{RESULTS}/summary.csv",
     output:
-        "results/verdict.json",
+        f"{RESULTS}/verdict.json",
     params:
         max_infra_rate=config.get("max_infra_rate", 0.5),
         fingerprint=step_fingerprint("verdict"),
     log:
-        "results/logs/verdict.log",
+        f"{RESULTS}/logs/verdict.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
@@ -103,17 +110,19 @@ rule gate:
     """With --config strict=true: fail the run when a reference pair misses its expected
     outcome or a model falls below its configured floor."""
     input:
-        scorecard="results/scorecard.json",
+        scorecard=f"{RESULTS}/scorecard.json",
     output:
-        "results/gate.json",
+        f"{RESULTS}/gate.json",
     params:
+        # The run's results folder: where its output lies.
+        results=lambda wildcards, output: os.path.dirname(output[0]),
         floors=" ".join(f"--floor {m}={r}" for m, r in sorted(config.get("floors", {}).items())),
         reference=config.get("reference_model", "reference"),
         fingerprint=step_fingerprint("gate"),
     log:
-        "results/logs/gate.log",
+        f"{RESULTS}/logs/gate.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench gate results {params.floors} --reference {params.reference}"
+        "wirebench gate {params.results:q} {params.floors} --reference {params.reference}"
         " --out {output} > {log} 2>&1"
