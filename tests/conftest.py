@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,42 @@ class Project:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "wb")
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    """A real single-node Slurm, started by the first test that asks for it and stopped
+    when the session ends. Session-wide on purpose: the Slurm executor plugin runs
+    `scontrol show config` whenever Snakemake starts, and with Slurm installed but its
+    daemons stopped that call waits about 9 s, in every later Snakemake run of the suite."""
+    if os.geteuid() != 0:
+        pytest.skip("a single-node Slurm needs root here (apt-get, munged, slurmd)")
+    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
+        pytest.skip("this OS has neither Slurm nor apt-get to install it")
+    # Leave the machine as we found it: stop the daemons this test starts, and put back
+    # the config files the start script writes over.
+    daemons = ("slurmd", "slurmctld", "slurmscriptd", "munged")
+    before = {d for d in daemons if _running(d)}
+    confs = {p: (p.read_bytes() if p.is_file() else None)
+             for p in (Path("/etc/slurm/slurm.conf"), Path("/etc/slurm/cgroup.conf"))}
+    proc = subprocess.run(["bash", str(REPO / "scripts" / "slurm-single-node.sh")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "slurm ready" in proc.stdout, proc.stdout + proc.stderr
+    yield
+    for daemon in daemons:
+        if daemon not in before:
+            subprocess.run(["pkill", "-x", daemon], check=False)
+    for path, old in confs.items():
+        if old is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(old)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_running(d) for d in daemons if d not in before):
+        time.sleep(0.5)
+    left = [d for d in daemons if d not in before and _running(d)]
+    assert not left, f"the Slurm test left {left} running"
+
+
+def _running(name: str) -> bool:
+    return subprocess.run(["pgrep", "-x", name], capture_output=True).returncode == 0

@@ -12,9 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
-from pathlib import Path
 
-import pytest
 from conftest import REPO, Project
 from test_reruns import job_counts
 
@@ -26,41 +24,6 @@ TASK_IDS = ["01-divider", "07-arrange-safe-blocks"]
 COMPARED = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok", "valid",
             "applied", "score", "passed", "matched", "expected", "extra_named_nets",
             "relabel_equivalent", "needs_human", "turns", "attempts", "errors"]
-
-
-@pytest.fixture(scope="module")
-def slurm():
-    if os.geteuid() != 0:
-        pytest.skip("a single-node Slurm needs root here (apt-get, munged, slurmd)")
-    if not shutil.which("slurmctld") and not shutil.which("apt-get"):
-        pytest.skip("this OS has neither Slurm nor apt-get to install it")
-    # Leave the machine as we found it: stop the daemons this test starts, and put back
-    # the config files the start script writes over.
-    daemons = ("slurmd", "slurmctld", "slurmscriptd", "munged")
-    before = {d for d in daemons if _running(d)}
-    confs = {p: (p.read_bytes() if p.is_file() else None)
-             for p in (Path("/etc/slurm/slurm.conf"), Path("/etc/slurm/cgroup.conf"))}
-    proc = subprocess.run(["bash", str(REPO / "scripts" / "slurm-single-node.sh")],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and "slurm ready" in proc.stdout, proc.stdout + proc.stderr
-    yield
-    for daemon in daemons:
-        if daemon not in before:
-            subprocess.run(["pkill", "-x", daemon], check=False)
-    for path, old in confs.items():
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            path.write_bytes(old)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and any(_running(d) for d in daemons if d not in before):
-        time.sleep(0.5)
-    left = [d for d in daemons if d not in before and _running(d)]
-    assert not left, f"the Slurm test left {left} running"
-
-
-def _running(name: str) -> bool:
-    return subprocess.run(["pgrep", "-x", name], capture_output=True).returncode == 0
 
 
 def on_slurm(project: Project, *args, check=True):
