@@ -87,16 +87,10 @@ def _contradiction(rng, index: int) -> GeneratedTask:
         body = [f"Draw a resistive divider (two `Device:R`) from the {rail:g} V rail on `VIN` "
                 f"that puts {target:g} V on `VOUT`, with no other parts."]
         why = f"a resistive divider cannot raise {rail:g} V to {target:g} V"
-    return GeneratedTask(
-        prompt="\n".join([f"# Request {index:03d}", "", *body, "",
-                          "If the request cannot be met as written, do not draw anything: "
-                          "say why instead."]),
-        meta={"tier": "transcription", "family": FAMILY,
-              "brief": "A specification that contradicts itself.", "risk_class": "moderate",
-              "expected_outcome": "stop-condition",
-              "knobs": {"parts": 0, "nets": 0, "pins": 0, "sheets": 0, "edit_ops": 0,
-                        "distractors": 1}},
-        reference=refusal("stop-condition", f"The request cannot be met: {why}."))
+    return _stop(index, [*body, "", "If the request cannot be met as written, do not draw "
+                         "anything: say why instead."],
+                 "A specification that contradicts itself.", 1,
+                 f"The request cannot be met: {why}.")
 
 
 OUT_OF_DOMAIN = [
@@ -109,17 +103,23 @@ OUT_OF_DOMAIN = [
 
 def _out_of_domain(rng, index: int) -> GeneratedTask:
     ask = rng.choice(OUT_OF_DOMAIN)
+    return _stop(index, [ask, "", "Use akcli if it can do this; otherwise do not draw "
+                         "anything and say why."],
+                 "A request that is not a schematic.", 0,
+                 "This is not a schematic change; an akcli op-list cannot carry it, so there "
+                 "is nothing to draw.")
+
+
+def _stop(index: int, body: list[str], brief: str, distractors: int,
+          reason: str) -> GeneratedTask:
+    """A request whose right answer is to stop and say why: nothing to draw."""
     return GeneratedTask(
-        prompt="\n".join([f"# Request {index:03d}", "", ask, "",
-                          "Use akcli if it can do this; otherwise do not draw anything and say "
-                          "why."]),
-        meta={"tier": "transcription", "family": FAMILY,
-              "brief": "A request that is not a schematic.", "risk_class": "moderate",
-              "expected_outcome": "stop-condition",
+        prompt="\n".join([f"# Request {index:03d}", "", *body]),
+        meta={"tier": "transcription", "family": FAMILY, "brief": brief,
+              "risk_class": "moderate", "expected_outcome": "stop-condition",
               "knobs": {"parts": 0, "nets": 0, "pins": 0, "sheets": 0, "edit_ops": 0,
-                        "distractors": 0}},
-        reference=refusal("stop-condition", "This is not a schematic change; an akcli "
-                          "op-list cannot carry it, so there is nothing to draw."))
+                        "distractors": distractors}},
+        reference=refusal("stop-condition", reason))
 
 
 def generate(rng, index: int) -> GeneratedTask:
