@@ -67,8 +67,11 @@ def test_every_family_passes_the_corpus_gate(tmp_path):
     bad = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
     assert proc.returncode == 0 and not bad, bad
     assert len(report["tasks"]) == 2 * len(FAMILIES)
-    wrongs = sum(len(t.get("wrong_answers", [])) for t in report["tasks"])
-    assert wrongs == 0 or wrongs >= len(FAMILIES)
+    # The gate ran each task's wrong answers (each must fail for its stated reason);
+    # every family but netlist ships some at its small end.
+    shipped = {d.name.split("-")[0] for d in (tmp_path / "split").iterdir()
+               if (d / "wrong").is_dir()}
+    assert shipped == set(FAMILIES) - {"netlist"}
 
 
 def test_a_generator_refuses_an_unknown_family(tmp_path):

@@ -56,10 +56,11 @@ def files(task: GeneratedTask) -> dict[str, str]:
                                   "why": w.why} for w in task.wrong]
     out = {"task.md": task.prompt.rstrip() + "\n", "task.yaml": _yaml(meta),
            "reference_ops.json": _oplist_text(task.reference)}
-    if task.expected is None and "refusal" in task.reference:
-        task.expected = {"nets": []}  # nothing to draw: an empty ground truth
-    if task.expected is not None:
-        out["expected_nets.json"] = json.dumps(task.expected, indent=1) + "\n"
+    expected = task.expected
+    if expected is None and "refusal" in task.reference:
+        expected = {"nets": []}  # nothing to draw: an empty ground truth
+    if expected is not None:
+        out["expected_nets.json"] = json.dumps(expected, indent=1) + "\n"
     if task.base is not None:
         out["base_ops.json"] = dumps(task.base)
     for w in task.wrong:
