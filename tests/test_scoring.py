@@ -51,3 +51,27 @@ def test_extra_named_net_alone_fails_a_full_match():
                                    ("GND", ["R2.2"]), ("DEBUG", ["R9.1"])))
     verdict = compare(EXPECTED, got)
     assert verdict["score"] == 1.0 and not verdict["passed"]
+
+
+def test_a_netlist_without_nets_or_members_is_empty_not_an_error():
+    assert observed_named_nets({}) == {}
+    assert observed_named_nets({"nets": [{"name": "VIN"}]}) == {}
+    assert compare(EXPECTED, {})["mismatches"][0] == "net 'GND': missing (expected ['R2.2'])"
+
+
+def test_a_task_with_no_named_nets_scores_one_and_passes_only_when_nothing_extra():
+    assert compare({}, {}) == {"matched": 0, "expected": 0, "extra_named_nets": [],
+                               "score": 1.0, "passed": True, "mismatches": []}
+    assert not compare({}, {"X": frozenset({"R1.1"})})["passed"]
+
+
+def test_one_name_on_two_nets_is_merged():
+    got = observed_named_nets(nets(("VOUT", ["R1.2"]), ("VOUT", ["R2.1", "#PWR1.1"])))
+    assert got == {"VOUT": frozenset({"R1.2", "R2.1"})}
+
+
+def test_not_scored_is_a_zero_that_fails():
+    from wirebench.verify.scoring import not_scored
+
+    assert not_scored(4) == {"matched": 0, "expected": 4, "extra_named_nets": [],
+                             "score": 0.0, "passed": False, "mismatches": []}

@@ -29,3 +29,27 @@ def test_pass_at_k_and_pass_hat_k():
     assert pass_hat_k(3, 3, 3) == 1.0 and pass_hat_k(3, 2, 3) == 0.0
     with pytest.raises(ValueError):
         pass_at_k(2, 1, 3)
+
+
+def test_wilson_at_the_edges_is_the_formula_not_a_clamp():
+    # 0/10: the lower bound is 0 and the upper is z^2 / (n + z^2) = 3.8415 / 13.8415
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and round(hi, 4) == 0.2775
+    assert round(wilson(10, 10)[0], 4) == 0.7225
+    # in floating point the formula lands a hair outside [0, 1] at 0/21 and 16/16
+    assert wilson(0, 21)[0] == 0.0 and wilson(16, 16)[1] == 1.0
+    # 90% when asked (by hand: centre 0.7361, half-width 0.1953), narrower than 95%
+    assert [round(x, 4) for x in wilson(8, 10, z=1.6448536269514722)] == [0.5408, 0.9314]
+
+
+def test_pass_at_k_where_exactly_k_samples_failed_and_k_equals_n():
+    assert pass_at_k(5, 3, 2) == pytest.approx(0.9)   # 1 - C(2,2)/C(5,2)
+    assert pass_at_k(3, 1, 3) == 1.0 and pass_at_k(3, 0, 3) == 0.0
+    assert pass_hat_k(3, 3, 3) == 1.0
+
+
+def test_too_few_samples_name_the_estimator_and_the_counts():
+    with pytest.raises(ValueError, match=r"^pass@3 needs at least 3 samples, not 2$"):
+        pass_at_k(2, 1, 3)
+    with pytest.raises(ValueError, match=r"^pass\^4 needs at least 4 samples, not 3$"):
+        pass_hat_k(3, 1, 4)

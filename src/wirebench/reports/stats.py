@@ -29,9 +29,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     1 - C(n-c, k) / C(n, k), the chance that at least one of k draws passes."""
     if k > n:
         raise ValueError(f"pass@{k} needs at least {k} samples, not {n}")
-    if n - c < k:
-        return 1.0
-    return 1.0 - comb(n - c, k) / comb(n, k)
+    return 1.0 - comb(n - c, k) / comb(n, k)  # comb is 0 when fewer than k failed
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -46,8 +44,6 @@ def mcnemar_exact(regressions: int, fixes: int) -> float:
     """Two-sided exact McNemar p-value for paired pass/fail outcomes: under no change the
     discordant pairs split like fair coin flips, so p = 2 * P(X <= min(b, c)) with
     X ~ Binomial(b + c, 1/2), capped at 1."""
-    n = regressions + fixes
-    if n == 0:
-        return 1.0
+    n = regressions + fixes  # n = 0 gives tail 1, so p = 1: no evidence of change
     tail = sum(comb(n, i) for i in range(min(regressions, fixes) + 1)) / 2 ** n
     return min(1.0, 2 * tail)

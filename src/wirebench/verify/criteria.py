@@ -23,7 +23,7 @@ def _values(criterion: dict, facts: dict) -> tuple[bool, str]:
     got = facts.get("values", {})
     wrong = [f"{ref}={got.get(ref)!r} (want {want!r})"
              for ref, want in sorted(criterion["values"].items())
-             if str(got.get(ref, "")).strip().lower() != want.strip().lower()]
+             if ref not in got or str(got[ref]).strip().lower() != want.strip().lower()]
     return not wrong, "; ".join(wrong) or f"{len(criterion['values'])} value(s) as asked"
 
 
