@@ -112,13 +112,13 @@ def main() -> int:
                     old, new = mutated_lines(name, work / "tree", log)
                     why = EQUIVALENT.get((module, new))
                     equivalent += why is not None
-                    survivors.append((module, name, status, old, new, why))
+                    survivors.append((name, status, old, new, why))
                 score = 100.0 * detected / max(1, len(mutants) - equivalent)
                 worst = min(worst, score)
                 print(f"{module:36} {len(mutants):7} {detected:8} {equivalent:6} "
                       f"{score:6.1f}%")
             print(f"\nsurviving mutants ({len(survivors)}):")
-            for module, name, status, old, new, why in survivors:
+            for name, status, old, new, why in survivors:
                 print(f"  {name} [{status}]{' EQUIVALENT: ' + why if why else ''}\n"
                       f"    - {old}\n    + {new}")
     except subprocess.CalledProcessError:
