@@ -3,14 +3,21 @@
 The libraries are deliberately tiny: akcli parses every library it is given on every draw,
 and KiCad's whole Device library costs 34 s a draw here against ~0.2 s for these.
 Library and symbol names follow KiCad's conventions (Device:R, power:GND, ...) because
-akcli's macros (place_divider, place_led_indicator, ...) reference those lib_ids.
+akcli's macros (place_divider, place_led_indicator, ...) reference those lib_ids. Where
+KiCad has a symbol of the same lib_id, its pins sit where KiCad's do, so an op-list
+written against KiCad's libraries (akcli's own corpus is) draws the same wires here.
 
 Run `python symbols/build.py` after editing a table, then
-`akcli library lint-symbols symbols/<lib>.kicad_sym` for each library.
+`akcli library lint-symbols symbols/<lib>.kicad_sym` for each library, and
+`python symbols/build.py --check-kicad [DIR]` to compare the pins with KiCad's libraries
+(DIR defaults to Debian's kicad-symbols folder): exit 1 if any shared lib_id differs.
 """
 
 from __future__ import annotations
 
+import argparse
+import re
+import sys
 from pathlib import Path
 
 MM_PER_MIL = 0.0254
@@ -24,18 +31,23 @@ FLAGS = " (exclude_from_sim no) (in_bom yes) (on_board yes)"
 SIDE_ANGLE = {"left": 0, "right": 180, "top": 270, "bottom": 90}
 
 
-def two_pin(name, prefix, n1, n2, kind="passive", names=("~", "~")):
-    """A vertical two-terminal part: pin 1 on top, pin 2 at the bottom, 200 mil apart.
-
-    Short on purpose: akcli's macros stack parts 400 mil apart, and longer parts would
-    put one part's pin 2 on the next part's pin 1, which KiCad joins into one node.
+def two_pin(name, prefix, n1, n2, kind="passive", names=("~", "~"), across=False):
+    """A two-terminal part with KiCad's pin geometry: pins 150 mil either side of the
+    centre, 50 mil long. Pin 1 on top, pin 2 at the bottom; `across` lays it on its side
+    with pin 1 on the left, as KiCad draws diodes, LEDs and crystals. Matching KiCad's
+    connection points lets an op-list written against KiCad's own libraries draw
+    against these unchanged (scripts/compare_symbols.py checks every shared lib_id).
     """
+    if across:
+        body, ends = (-100, 50, 100, -50), ((-150, 0, "left"), (150, 0, "right"))
+    else:
+        body, ends = (-40, 100, 40, -100), ((0, 150, "top"), (0, -150, "bottom"))
     return {
         "name": name,
         "prefix": prefix,
-        "body": (-30, 50, 30, -50),
+        "body": body,
         "pin_len": 50,
-        "units": [[(n1, names[0], kind, 0, 100, "top"), (n2, names[1], kind, 0, -100, "bottom")]],
+        "units": [[(n1, names[0], kind, *ends[0]), (n2, names[1], kind, *ends[1])]],
     }
 
 
@@ -46,40 +58,40 @@ DEVICE = [
     two_pin("L", "L", "1", "2"),
     two_pin("Ferrite_Bead", "FB", "1", "2"),
     two_pin("Fuse", "F", "1", "2"),
-    two_pin("Crystal", "Y", "1", "2"),
+    two_pin("Crystal", "Y", "1", "2", across=True),
     # Diodes: pin 1 is the cathode, pin 2 the anode, as in KiCad's Device library.
-    two_pin("D", "D", "1", "2", names=("K", "A")),
-    two_pin("D_Schottky", "D", "1", "2", names=("K", "A")),
-    two_pin("D_Zener", "D", "1", "2", names=("K", "A")),
-    two_pin("LED", "D", "1", "2", names=("K", "A")),
+    two_pin("D", "D", "1", "2", names=("K", "A"), across=True),
+    two_pin("D_Schottky", "D", "1", "2", names=("K", "A"), across=True),
+    two_pin("D_Zener", "D", "1", "2", names=("K", "A"), across=True),
+    two_pin("LED", "D", "1", "2", names=("K", "A"), across=True),
     {
         "name": "Q_NPN_BCE",
         "prefix": "Q",
-        "body": (-100, 150, 100, -150),
+        "body": (-100, 100, 100, -100),
         "units": [[
             ("1", "B", "input", -200, 0, "left"),
-            ("2", "C", "passive", 100, 300, "top"),
-            ("3", "E", "passive", 100, -300, "bottom"),
+            ("2", "C", "passive", 100, 200, "top"),
+            ("3", "E", "passive", 100, -200, "bottom"),
         ]],
     },
     {
         "name": "Q_NMOS_GSD",
         "prefix": "Q",
-        "body": (-100, 150, 100, -150),
+        "body": (-100, 100, 100, -100),
         "units": [[
             ("1", "G", "input", -200, 0, "left"),
-            ("2", "S", "passive", 100, -300, "bottom"),
-            ("3", "D", "passive", 100, 300, "top"),
+            ("2", "S", "passive", 100, -200, "bottom"),
+            ("3", "D", "passive", 100, 200, "top"),
         ]],
     },
     {
         "name": "Q_PMOS_GSD",
         "prefix": "Q",
-        "body": (-100, 150, 100, -150),
+        "body": (-100, 100, 100, -100),
         "units": [[
             ("1", "G", "input", -200, 0, "left"),
-            ("2", "S", "passive", 100, 300, "top"),
-            ("3", "D", "passive", 100, -300, "bottom"),
+            ("2", "S", "passive", 100, -200, "bottom"),
+            ("3", "D", "passive", 100, 200, "top"),
         ]],
     },
 ]
@@ -292,7 +304,48 @@ def library(bodies: list[str]) -> str:
     return "\n".join([head, *bodies, ")"]) + "\n"
 
 
+def pin_places(lib_id: str, library: Path) -> dict[tuple[int, str], tuple[int, int]]:
+    """{(unit, pin number): connection point in mil} as akcli reads the symbol."""
+    from wirebench.taskgen.layout import pin_table
+
+    return {(p["unit"], p["number"]): (p["x_mil"], p["y_mil"])
+            for p in pin_table(lib_id, [str(library)])}
+
+
+def check_kicad(kicad: Path) -> int:
+    """Compare every lib_id of ours that KiCad's library of the same name also holds."""
+    differ = same = own = 0
+    for ours in sorted(HERE.glob("*.kicad_sym")):
+        theirs = kicad / ours.name
+        for name in re.findall(r'^\t\(symbol "([^"]+)"', ours.read_text(), re.M):
+            lib_id = f"{ours.stem}:{name}"
+            try:
+                want = pin_places(lib_id, theirs) if theirs.is_file() else None
+            except ValueError:  # akcli: SYMBOL_NOT_FOUND
+                want = None
+            if want is None:
+                own += 1
+                continue
+            got = pin_places(lib_id, ours)
+            if got == want:
+                same += 1
+                continue
+            differ += 1
+            moved = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
+            print(f"{lib_id}: " + "; ".join(
+                f"pin {n} (unit {u}) at {got.get((u, n))}, KiCad {want.get((u, n))}"
+                for u, n in moved))
+    print(f"{same} lib_id(s) match KiCad's pins, {differ} differ; {own} are wirebench's own")
+    return 1 if differ else 0
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check-kicad", nargs="?", const="/usr/share/kicad/symbols",
+                        metavar="DIR", help="compare pins with KiCad's libraries; write nothing")
+    args = parser.parse_args()
+    if args.check_kicad:
+        sys.exit(check_kicad(Path(args.check_kicad)))
     libs = {
         "Device": [symbol(s) for s in DEVICE],
         "Connector": [symbol(s) for s in CONNECTOR],

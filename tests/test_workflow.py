@@ -194,17 +194,31 @@ def test_two_experiments_never_overwrite_each_other(project):
 
 
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
+    """akcli's own layout as akcli ships it: no numbering, no task.yaml, protocol 1
+    envelopes with a target_file, parts laid out for KiCad's pin geometry (a rotated
+    fuse or resistor wired straight across to a diode lying on its side)."""
     corpus = tmp_path / "agent_eval_tasks"
-    # akcli's own layout: no numbering, no task.yaml, a postcheck_arrange.json.
+    shutil.copytree(REPO / "tests" / "fixtures" / "akcli_format", corpus)
     shutil.copytree(TASKS / "07-arrange-safe-blocks", corpus / "safe_repack",
                     ignore=shutil.ignore_patterns("task.yaml"))
     shutil.copytree(TASKS / "01-divider", corpus / "planned" / "not-run")
     assert sorted(p.name for p in (corpus / "safe_repack").iterdir()) == [
         "expected_nets.json", "postcheck_arrange.json", "reference_ops.json", "task.md"]
+    shipped = {p.parent.name: p.read_bytes() for p in corpus.glob("*/reference_ops.json")}
     project.configure({"reference": {"kind": "reference"}}, tasks_dir=corpus).snakemake()
-    assert list(project.summary()["task"]) == ["safe_repack"]
+    summary = project.summary()
+    assert list(summary["task"]) == ["gpio-status-lamp", "safe_repack", "solar-input-guard"]
+    assert list(summary["outcome"]) == ["success"] * 3 and summary["passed"].all()
+    # scored by akcli's own rule, nets alone: no layout criterion of ours was added
+    assert [c["id"] for c in project.score("reference", "solar-input-guard")["criteria"]] == [
+        "nets"]
     applied = json.loads((project.pair("reference", "safe_repack") / "apply.json").read_text())
     assert applied["postchecks"][0]["kind"] == "arrange" and applied["postchecks"][0]["passed"]
+    # the protocol 1 answer was restamped for akcli in the pair, never in the corpus
+    answer = json.loads((project.pair("reference", "gpio-status-lamp") / "ops.json").read_text())
+    assert answer["protocol_version"] == 2
+    assert {p.parent.name: p.read_bytes() for p in corpus.glob("*/reference_ops.json")} == shipped
+    assert b'"protocol_version": 1' in shipped["gpio-status-lamp"]
 
 
 def test_worker_and_own_process_give_identical_results(project, tmp_path):

@@ -115,7 +115,9 @@ def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) 
                 task.postcheck_arrange()
                 if not task.reference_path.is_file():
                     raise TaskError(f"{task.reference_path}: missing")
-                result = evaluate_pair(task.reference_path, task.path, symbols,
+                reference = Path(td) / f"{d.name}.reference_ops.json"
+                reference.write_bytes(task.reference_ops())
+                result = evaluate_pair(reference, task.path, symbols,
                                        Path(td) / d.name,
                                        {"model": "reference", "task": task.id, "sample": 1},
                                        kicad=kicad)
