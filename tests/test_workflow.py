@@ -10,7 +10,7 @@ import sys
 
 from conftest import REPO, TASKS
 
-SUMMARY_COLUMNS = ["model", "task", "sample", "split", "tier", "family", "outcome",
+SUMMARY_COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "outcome",
                    "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed",
                    "matched", "expected", "extra_named_nets", "relabel_equivalent",
                    "sim_status", "layout_clean", "needs_human", "turns", "attempts",
@@ -191,6 +191,39 @@ def test_two_experiments_never_overwrite_each_other(project):
     assert "Nothing to be done" in again.stdout + again.stderr
     bad = project.snakemake("-n", "--config", "experiment=runs", check=False)
     assert bad.returncode != 0 and "config key experiment: 'runs'" in bad.stderr + bad.stdout
+
+
+def test_a_narrowed_run_keeps_its_experiments_other_pairs_and_says_which_it_ran(
+        project, tmp_path):
+    """Narrowing (`models=`, `tasks=`) reruns part of the experiment; the summary, the
+    scorecard and the reports still cover every pair the experiment has scored, and say
+    which this run scored. The terminal verdict counts this run's pairs only."""
+    import pandas as pd
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for task in ("01-divider", "02-rc-lowpass"):
+        (corpus / task).symlink_to(TASKS / task)
+    project.configure({"reference": {"kind": "reference"}, "again": {"kind": "reference"}},
+                      tasks_dir=corpus).snakemake()
+    full = project.summary()
+    assert len(full) == 4 and full["this_run"].all()
+    narrowed = project.snakemake("--config", "models=again", "tasks=01-divider")
+    summary = project.summary()
+    assert len(summary) == 4
+    assert [tuple(r) for r in summary[summary["this_run"]][["model", "task"]].values] == [
+        ("again", "01-divider")]
+    pd.testing.assert_frame_equal(summary.drop(columns="this_run"),
+                                  full.drop(columns="this_run"))
+    card = json.loads((project.root / "results" / "scorecard.json").read_text())
+    assert card["this_run"] == {"pairs": 1, "of": 4} and card["models"]["reference"]["pairs"] == 2
+    report = (project.root / "results" / "report.md").read_text()
+    assert "This run scored 1 of the experiment's 4 pairs" in report
+    table = narrowed.stdout[narrowed.stdout.rindex("model "):].splitlines()
+    assert [line.split()[:3] for line in table[1:]] == [["again", "1", "1"]]
+    project.snakemake()
+    assert project.summary()["this_run"].all()
+    assert "This run scored" not in (project.root / "results" / "report.md").read_text()
 
 
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):

@@ -160,9 +160,12 @@ def _cmd_tasks_check(args) -> int:
 def _cmd_summary(args) -> int:
     from wirebench.reports.summary import write_summary
 
+    experiment = ((args.experiment_models.split(","), args.experiment_tasks.split(","))
+                  if args.experiment_models and args.experiment_tasks else None)
     write_summary(args.runs, args.models.split(","), args.tasks.split(","), args.samples,
                   args.csv, args.scorecard, {"corpus_sha256": args.corpus_sha256,
-                                             "config_sha256": args.config_sha256})
+                                             "config_sha256": args.config_sha256},
+                  experiment)
     return 0
 
 
@@ -295,7 +298,7 @@ def _cmd_verdict(args) -> int:
     from wirebench.evidence.files import write_json
     from wirebench.reports.verdict import verdict
 
-    text, failed = verdict(args.scorecard, args.summary, args.max_infra_rate)
+    text, failed = verdict(args.summary, args.max_infra_rate)
     print(text)
     for line in failed:
         print(f"wirebench: {line}", file=sys.stderr)
@@ -364,6 +367,9 @@ def _parser():
     sm.add_argument("--models", required=True, help="comma-separated model names")
     sm.add_argument("--tasks", required=True, help="comma-separated task ids")
     sm.add_argument("--samples", required=True, type=int)
+    sm.add_argument("--experiment-models", help="the experiment's whole matrix, when this "
+                    "run was narrowed: its earlier scored pairs are rows too (this_run false)")
+    sm.add_argument("--experiment-tasks")
     sm.add_argument("--corpus-sha256")
     sm.add_argument("--config-sha256")
     sm.add_argument("--csv", required=True, type=Path)
@@ -432,7 +438,6 @@ def _parser():
 
     vd = sub.add_parser("verdict", help="a line per model; exit 1 when a model's pairs are "
                         "mostly infra errors")
-    vd.add_argument("--scorecard", type=Path, default=Path("results/scorecard.json"))
     vd.add_argument("--summary", type=Path, default=Path("results/summary.csv"))
     vd.add_argument("--max-infra-rate", type=float, default=0.5,
                     help="the infra-error share above which a model fails the run")

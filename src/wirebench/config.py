@@ -158,6 +158,23 @@ def sample_tiers(config: dict, tiers: dict[str, str]) -> list[str]:
     return kept
 
 
+def is_narrowed(config: dict) -> bool:
+    """Did `--config tasks=` or `models=` narrow this run to part of its experiment?"""
+    return bool(_names(config.get("tasks"))) or not isinstance(config["models"], dict)
+
+
+def experiment_models(config: dict, catalog: dict) -> list[str]:
+    """The models of the experiment's whole matrix: every entry `models=` chose from."""
+    if config.get("models_file"):
+        return list(models_file(config["models_file"]))
+    return list(config["models"] if isinstance(config["models"], dict) else catalog)
+
+
+def experiment_tasks(config: dict, tiers: dict[str, str]) -> list[str]:
+    """The tasks of the experiment's whole matrix: what the run keeps without `tasks=`."""
+    return sample_tiers({**config, "tasks": None}, tiers)
+
+
 # Folders results/ holds itself: an experiment may not take their names.
 RESULTS_OWN = ("runs", "prompts", "logs", "history")
 

@@ -14,6 +14,9 @@ from wirebench.agents.setup import prepare_jobs
 from wirebench.config import (
     ConfigError,
     check,
+    experiment_models,
+    experiment_tasks,
+    is_narrowed,
     results_dir,
     sample_tiers,
     select_models,
@@ -51,7 +54,8 @@ def _load_matrix():
         check(config)
         models = select_models(config, catalog)
         check({**config, "models": models})
-        tasks = select_tasks(config, [d.name for d in discover(config["tasks_dir"])])
+        available = [d.name for d in discover(config["tasks_dir"])]
+        tasks = select_tasks(config, available)
     except (ConfigError, TaskError) as exc:
         raise WorkflowError(str(exc)) from None
     if not tasks:
@@ -63,10 +67,25 @@ def _load_matrix():
     except TaskError as exc:
         raise WorkflowError(str(exc)) from None
     tasks = sample_tiers(config, {t: task.tier for t, task in loaded.items()})
-    return models, tasks, {t: loaded[t] for t in tasks}
+    experiment = _experiment(catalog, available, list(models), tasks)
+    return models, tasks, {t: loaded[t] for t in tasks}, experiment
 
 
-MODELS, TASKS, TASK_OBJECTS = _load_matrix()
+def _experiment(catalog, available, models, tasks):
+    # The experiment's whole matrix: a narrowed run's summary and reports still cover
+    # every pair of it that an earlier run scored (reports/summary.py).
+    if not is_narrowed(config):
+        return models, tasks
+    tiers = {}
+    for name in available:
+        try:
+            tiers[name] = load_task(os.path.join(config["tasks_dir"], name)).tier
+        except TaskError:
+            continue  # a task that cannot load has no scored pairs to show
+    return experiment_models(config, catalog), experiment_tasks(config, tiers)
+
+
+MODELS, TASKS, TASK_OBJECTS, (EXPERIMENT_MODELS, EXPERIMENT_TASKS) = _load_matrix()
 # Design tasks: their pairs get a simulate job (sim.json) between nets and score.
 DESIGN_TASKS = {t for t, task in TASK_OBJECTS.items() if task.testbench is not None}
 NGSPICE = ngspice_identity()
@@ -328,10 +347,9 @@ def print_verdict():
     model's pairs are mostly infra errors (the verdict rule's own output goes to its log)."""
     from wirebench.reports.verdict import verdict
 
-    card, summary = f"{RESULTS}/scorecard.json", f"{RESULTS}/summary.csv"
-    if os.path.exists(card) and os.path.exists(summary):
-        text, failed = verdict(card, summary,
-                               config.get("max_infra_rate", 0.5))
+    summary = f"{RESULTS}/summary.csv"
+    if os.path.exists(summary):
+        text, failed = verdict(summary, config.get("max_infra_rate", 0.5))
         print("\n".join(["", text, *(f"wirebench: {line}" for line in failed)]))
 
 

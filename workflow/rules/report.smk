@@ -17,6 +17,9 @@ rule summary:
         models=",".join(MODELS),
         tasks=",".join(TASKS),
         samples=len(SAMPLES),
+        # A narrowed run's summary still covers its experiment's earlier pairs.
+        experiment_models=",".join(EXPERIMENT_MODELS),
+        experiment_tasks=",".join(EXPERIMENT_TASKS),
         corpus=CORPUS_SHA256,
         config=CONFIG_SHA256,
         fingerprint=step_fingerprint("summary"),
@@ -27,6 +30,8 @@ rule summary:
     shell:
         "wirebench summary --runs {params.results:q}/runs --models {params.models}"
         " --tasks {params.tasks} --samples {params.samples}"
+        " --experiment-models {params.experiment_models}"
+        " --experiment-tasks {params.experiment_tasks}"
         " --corpus-sha256 {params.corpus} --config-sha256 {params.config}"
         " --csv {output.csv} --scorecard {output.scorecard} 2> {log}"
 
@@ -90,7 +95,6 @@ rule verdict:
     command not on PATH, a dead endpoint): otherwise it would end green, that model
     silently left out of every pass rate."""
     input:
-        scorecard=f"{RESULTS}/scorecard.json",
         summary=f"{RESULTS}/summary.csv",
     output:
         f"{RESULTS}/verdict.json",
@@ -102,7 +106,7 @@ rule verdict:
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench verdict --scorecard {input.scorecard} --summary {input.summary}"
+        "wirebench verdict --summary {input.summary}"
         " --max-infra-rate {params.max_infra_rate} --out {output} 2> {log}"
 
 

@@ -35,6 +35,10 @@ def render(df, card: dict) -> str:
     v = card["versions"]
     lines += [f"wirebench {v['wirebench']}, akcli {', '.join(v['akcli']) or '-'}; "
               f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
+    from wirebench.reports.summary import narrowed_note
+
+    note = narrowed_note(card)
+    lines += [note, ""] if note else []
     lines += ["Pass rates leave out infra errors (timeouts, crashes, HTTP 429/5xx): those are",
               "not the model's answers. They are counted in their own column.", ""]
     lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) | mean score | tokens "

@@ -357,10 +357,12 @@ def history_section(archive_dir: Path | None) -> str:
 
 def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None = None) -> str:
     from wirebench.corpus.tasks import load_task
+    from wirebench.reports.summary import narrowed_note
 
     models = sorted(df["model"].unique())
     tasks = sorted(df["task"].unique())
     expected = {t: load_task(Path(tasks_dir) / t).expected_nets() for t in tasks}
+    note = narrowed_note(card)
     v = card["versions"]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>wirebench report</title>",
@@ -369,6 +371,7 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         f"Python {v.get('python')}, Snakemake {v.get('snakemake')}; {len(tasks)} tasks x "
         f"{len(models)} models x {card['samples']} samples. Pass rates leave out infra "
         "errors.</p>",
+        f"<p id='narrowed'>{escape(note)}</p>" if note else "",
         "<h2>Models</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
         tier_section(card, models),

@@ -12,9 +12,9 @@ from wirebench.evidence.files import read_json, write_bytes_atomic, write_json
 from wirebench.evidence.provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
-COLUMNS = ["model", "task", "sample", "split", "tier", "family", "outcome", "expected_outcome",
-           "outcome_ok", "valid", "applied", "score", "passed", "matched", "expected",
-           "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
+COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "outcome",
+           "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed", "matched",
+           "expected", "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
            "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
            "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "attack_success",
            "size_parts", "size_nets", "edit_ops", "errors"]
@@ -22,47 +22,58 @@ SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied"
           "passed", "matched", "expected", "relabel_equivalent"}
 
 
-def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int) -> list[dict]:
+def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int,
+              experiment: tuple[list[str], list[str]] | None = None) -> list[dict]:
+    """One row per pair this run scored (every one must be there), and, when the run was
+    narrowed (`--config tasks=` or `models=`), per pair of the experiment's whole matrix
+    that an earlier run scored: `this_run` tells them apart."""
+    ran = {(m, t) for m in models for t in tasks}
+    all_models, all_tasks = experiment or (models, tasks)
+    pairs = [(m, t) for m in dict.fromkeys([*all_models, *models])
+             for t in dict.fromkeys([*all_tasks, *tasks])]
     rows = []
-    for model in models:
-        for task in tasks:
-            for sample in range(1, samples + 1):
-                doc = read_json(Path(runs) / model / task / str(sample) / "score.json")
-                agent = doc.get("agent") or {}
-                rows.append({
-                    **{k: doc[k] for k in SCORED},
-                    "expected_outcome": "|".join(doc["expected_outcome"]),
-                    "extra_named_nets": ";".join(doc["extra_named_nets"]),
-                    "needs_human": ";".join(doc["needs_human"]),
-                    "turns": agent.get("turns_used"),
-                    "attempts": agent.get("attempts"),
-                    "agent_wall_s": agent.get("wall_s"),
-                    "prompt_tokens": agent.get("prompt_tokens"),
-                    "completion_tokens": agent.get("completion_tokens"),
-                    "cost_usd": agent.get("cost_usd"),
-                    "tool_calls": agent.get("tool_calls"),
-                    "invalid_calls": agent.get("invalid_calls"),
-                    # invalid calls + unexpected denials + runtime failures: the tool
-                    # surface's regressions (scorecard), as ZapTrace's harness counts them
-                    "surface_regressions": sum(agent.get(k) or 0 for k in (
-                        "invalid_calls", "unexpected_denials", "runtime_failures")),
-                    "errors": " | ".join(doc["errors"]),
-                    "attack_success": doc.get("attack_success"),
-                    # A generated task's size (task.yaml knobs): the report's size plot.
-                    "size_parts": (doc.get("knobs") or {}).get("parts"),
-                    "size_nets": (doc.get("knobs") or {}).get("nets"),
-                    "edit_ops": (doc.get("knobs") or {}).get("edit_ops"),
-                    "split": doc.get("split") or "hand-written",
-                    "tier": doc.get("tier") or "transcription",
-                    "family": doc.get("family") or "",
-                    "sim_status": doc.get("sim_status") or "",
-                    # Its own column: a pass on function and a readable sheet are two
-                    # things a person may want to tell apart.
-                    "layout_clean": _layout(doc),
-                    "akcli": doc["versions"].get("akcli"),
-                    # Not a CSV column: the scorecard's pass rate per design-rule kind.
-                    "rules": _rules(doc),
-                })
+    for model, task in pairs:
+        for sample in range(1, samples + 1):
+            path = Path(runs) / model / task / str(sample) / "score.json"
+            if (model, task) not in ran and not path.is_file():
+                continue
+            doc = read_json(path)
+            agent = doc.get("agent") or {}
+            rows.append({
+                "this_run": (model, task) in ran,
+                **{k: doc[k] for k in SCORED},
+                "expected_outcome": "|".join(doc["expected_outcome"]),
+                "extra_named_nets": ";".join(doc["extra_named_nets"]),
+                "needs_human": ";".join(doc["needs_human"]),
+                "turns": agent.get("turns_used"),
+                "attempts": agent.get("attempts"),
+                "agent_wall_s": agent.get("wall_s"),
+                "prompt_tokens": agent.get("prompt_tokens"),
+                "completion_tokens": agent.get("completion_tokens"),
+                "cost_usd": agent.get("cost_usd"),
+                "tool_calls": agent.get("tool_calls"),
+                "invalid_calls": agent.get("invalid_calls"),
+                # invalid calls + unexpected denials + runtime failures: the tool
+                # surface's regressions (scorecard), as ZapTrace's harness counts them
+                "surface_regressions": sum(agent.get(k) or 0 for k in (
+                    "invalid_calls", "unexpected_denials", "runtime_failures")),
+                "errors": " | ".join(doc["errors"]),
+                "attack_success": doc.get("attack_success"),
+                # A generated task's size (task.yaml knobs): the report's size plot.
+                "size_parts": (doc.get("knobs") or {}).get("parts"),
+                "size_nets": (doc.get("knobs") or {}).get("nets"),
+                "edit_ops": (doc.get("knobs") or {}).get("edit_ops"),
+                "split": doc.get("split") or "hand-written",
+                "tier": doc.get("tier") or "transcription",
+                "family": doc.get("family") or "",
+                "sim_status": doc.get("sim_status") or "",
+                # Its own column: a pass on function and a readable sheet are two
+                # things a person may want to tell apart.
+                "layout_clean": _layout(doc),
+                "akcli": doc["versions"].get("akcli"),
+                # Not a CSV column: the scorecard's pass rate per design-rule kind.
+                "rules": _rules(doc),
+            })
     return rows
 
 
@@ -295,6 +306,8 @@ def scorecard(df, provenance: dict | None = None) -> dict:
         "per_task": per_task,
         "tasks": int(df["task"].nunique()),
         "samples": int(df["sample"].max()),
+        # A narrowed run scores part of its experiment; the rest is as earlier runs left it.
+        "this_run": {"pairs": int(df["this_run"].sum()), "of": int(len(df))},
         # akcli as the pairs recorded it (a list: a run can mix pairs of two versions).
         "versions": {**versions(), "akcli": sorted(v for v in df["akcli"].dropna().unique())},
         "corpus_sha256": (provenance or {}).get("corpus_sha256"),
@@ -302,11 +315,23 @@ def scorecard(df, provenance: dict | None = None) -> dict:
     }
 
 
+def narrowed_note(card: dict) -> str | None:
+    """The reports' line for a narrowed run, which scored only part of its experiment."""
+    this = card.get("this_run") or {}
+    if this.get("pairs", 0) >= this.get("of", 0):
+        return None
+    return (f"This run scored {this['pairs']} of the experiment's {this['of']} pairs "
+            "(narrowed with --config tasks= or models=); the other "
+            f"{this['of'] - this['pairs']} are as earlier runs left them (summary.csv: "
+            "this_run).")
+
+
 def write_summary(runs: Path, models: list[str], tasks: list[str], samples: int,
-                  csv_out: Path, scorecard_out: Path, provenance: dict | None = None) -> None:
+                  csv_out: Path, scorecard_out: Path, provenance: dict | None = None,
+                  experiment: tuple[list[str], list[str]] | None = None) -> None:
     import pandas as pd
 
-    df = pd.DataFrame(load_rows(runs, models, tasks, samples))
+    df = pd.DataFrame(load_rows(runs, models, tasks, samples, experiment))
     buf = io.StringIO()
     df[COLUMNS].to_csv(buf, index=False)
     write_bytes_atomic(csv_out, buf.getvalue().encode())

@@ -13,31 +13,35 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from wirebench.evidence.files import read_json
-
 DEFAULT_MAX_INFRA_RATE = 0.5
 COLUMNS = ("pairs", "passed", "invalid", "blocked", "infra")
 
 
-def rows(scorecard: Path) -> dict[str, dict]:
-    card = read_json(scorecard)
-    out = {}
-    for model, m in sorted(card["models"].items()):
-        outcomes = m.get("outcomes", {})
-        out[model] = {"pairs": m["pairs"], "passed": m["passed"],
-                      "invalid": outcomes.get("invalid", 0),
-                      "blocked": outcomes.get("blocked", 0),
-                      "infra": m["infra_errors"]}
-    return out
+def this_run(summary: Path) -> list[dict]:
+    """summary.csv's rows of the pairs this run scored (a narrowed run's summary also
+    holds the experiment's earlier pairs: they are not this run's doing)."""
+    with open(summary, newline="", encoding="utf-8") as fh:
+        return [row for row in csv.DictReader(fh) if row.get("this_run", "True") == "True"]
+
+
+def rows(summary: Path) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for row in this_run(summary):
+        counts = out.setdefault(row["model"], dict.fromkeys(COLUMNS, 0))
+        counts["pairs"] += 1
+        counts["passed"] += row["passed"] == "True"
+        outcome = {"infra_error": "infra"}.get(row["outcome"], row["outcome"])
+        if outcome in ("invalid", "blocked", "infra"):
+            counts[outcome] += 1
+    return dict(sorted(out.items()))
 
 
 def first_errors(summary: Path) -> dict[str, str]:
     """Each model's first infra error, as its row in summary.csv says it."""
     found: dict[str, str] = {}
-    with open(summary, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            if row["outcome"] == "infra_error" and row["model"] not in found:
-                found[row["model"]] = f"{row['task']}: {row['errors'][:200]}"
+    for row in this_run(summary):
+        if row["outcome"] == "infra_error" and row["model"] not in found:
+            found[row["model"]] = f"{row['task']}: {row['errors'][:200]}"
     return found
 
 
@@ -49,10 +53,9 @@ def table(counts: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def verdict(scorecard: Path, summary: Path,
-            max_infra_rate: float = DEFAULT_MAX_INFRA_RATE) -> tuple[str, list[str]]:
+def verdict(summary: Path, max_infra_rate: float = DEFAULT_MAX_INFRA_RATE) -> tuple[str, list[str]]:
     """The table, and one line per model whose infra-error share is too high."""
-    counts = rows(scorecard)
+    counts = rows(summary)
     errors = first_errors(summary)
     failed = [f"{name}: {r['infra']}/{r['pairs']} pairs are infra errors (more than "
               f"{max_infra_rate:.0%}); first: {errors.get(name, '?')}"
