@@ -226,6 +226,32 @@ def test_a_narrowed_run_keeps_its_experiments_other_pairs_and_says_which_it_ran(
     assert "This run scored" not in (project.root / "results" / "report.md").read_text()
 
 
+def test_a_second_tasks_folder_never_overwrites_an_experiments_pairs(project, tmp_path):
+    """Two corpora whose task ids match: the second is refused where the first ran (its
+    pairs would overwrite the first's, and switching back would pay for them again), and
+    runs as an experiment of its own."""
+    for name in ("ours", "theirs"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "01-divider").symlink_to(TASKS / "01-divider")
+    models = {"reference": {"kind": "reference"}}
+    project.configure(models, tasks_dir=tmp_path / "ours").snakemake()
+    score = project.pair("reference", "01-divider") / "score.json"
+    before = score.read_bytes()
+    project.configure(models, tasks_dir=tmp_path / "theirs")
+    refused = project.snakemake("-n", check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert f"holds the runs of the tasks folder {tmp_path / 'ours'}" in said
+    assert "--config experiment=NAME" in said
+    project.snakemake("--config", "experiment=theirs")
+    assert (project.root / "results" / "theirs" / "runs" / "reference" / "01-divider" / "1"
+            / "score.json").is_file()
+    assert score.read_bytes() == before
+    project.configure(models, tasks_dir=tmp_path / "ours")
+    back = project.snakemake("-n")
+    assert "Nothing to be done" in back.stdout + back.stderr
+
+
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     """akcli's own layout as akcli ships it: no numbering, no task.yaml, protocol 1
     envelopes with a target_file, parts laid out for KiCad's pin geometry (a rotated

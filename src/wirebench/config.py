@@ -7,6 +7,7 @@ message that names it in both places.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from functools import cache
 from importlib import resources
@@ -191,6 +192,35 @@ def results_dir(config: dict) -> str:
         raise ConfigError(f"config key experiment: {name!r} is no experiment name (letters, "
                           f"digits, '.', '_' and '-'; not one of {list(RESULTS_OWN)})")
     return f"results/{name}"
+
+
+CORPUS_MARK = "corpus.json"
+
+
+def corpus_clash(results: str, tasks_dir: str) -> str | None:
+    """Why this run may not write to `results`, or None. An experiment's pairs are keyed
+    by task id, so a second tasks folder whose ids match would overwrite the first one's
+    pairs, and switching back would pay for them again: each experiment keeps to the tasks
+    folder its first run used (recorded in results/.../corpus.json)."""
+    mark = Path(results) / CORPUS_MARK
+    here = str(Path(tasks_dir).resolve())
+    try:
+        recorded = json.loads(mark.read_text()).get("tasks_dir")
+    except (OSError, ValueError, AttributeError):
+        return None  # no mark (a first run, or one from before marks): nothing to keep
+    if recorded in (None, here):
+        return None
+    return (f"{results}/ holds the runs of the tasks folder {recorded}, not {here}: pairs "
+            "with the same task id would overwrite each other. Run this folder as an "
+            f"experiment of its own (--config experiment=NAME), or delete {mark} to hand "
+            f"{results}/ over to it.")
+
+
+def mark_corpus(results: str, tasks_dir: str) -> None:
+    from wirebench.evidence.files import write_json
+
+    write_json(Path(results) / CORPUS_MARK, {"schema": "wirebench.corpus/1",
+                                             "tasks_dir": str(Path(tasks_dir).resolve())})
 
 
 def load_config(path: str | Path) -> dict:

@@ -14,9 +14,11 @@ from wirebench.agents.setup import prepare_jobs
 from wirebench.config import (
     ConfigError,
     check,
+    corpus_clash,
     experiment_models,
     experiment_tasks,
     is_narrowed,
+    mark_corpus,
     results_dir,
     sample_tiers,
     select_models,
@@ -137,6 +139,9 @@ try:
     RESULTS = results_dir(config)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
+# An experiment keeps to one tasks folder: another one's ids would overwrite its pairs.
+if corpus_clash(RESULTS, config["tasks_dir"]):
+    raise WorkflowError(corpus_clash(RESULTS, config["tasks_dir"]))
 PAIR = f"{RESULTS}/runs/{{model}}/{{task}}/{{sample}}"
 
 
@@ -351,6 +356,10 @@ def print_verdict():
     if os.path.exists(summary):
         text, failed = verdict(summary, config.get("max_infra_rate", 0.5))
         print("\n".join(["", text, *(f"wirebench: {line}" for line in failed)]))
+
+
+onstart:
+    mark_corpus(RESULTS, config["tasks_dir"])
 
 
 onsuccess:
