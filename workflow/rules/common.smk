@@ -30,6 +30,7 @@ from wirebench.runtime import symbol_cache
 from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
+    fresh_bytecode,
     job_shell_prefix,
     spare_the_collector,
     stop_scheduler_timers,
@@ -42,6 +43,7 @@ from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 # start `wirebench` with this interpreter (under --sdm conda a job's own environment
 # provides `wirebench`). Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
+fresh_bytecode()
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     shell.prefix(job_shell_prefix())
 
