@@ -1,6 +1,12 @@
 # The generate stage: the agent (a model entry) answers one task, once per sample.
 
 
+# A prompt pack is a few files written from the task: on a cluster it runs on the submit
+# host rather than costing a Slurm job of its own.
+localrules:
+    prompt_pack,
+
+
 rule prompt_pack:
     """Everything an agent is given: the skills docs, akcli's op list, schema and pin
     tables, then the task."""

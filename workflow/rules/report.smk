@@ -1,5 +1,14 @@
 # The report stage: every pair's score.json into one table, a scorecard and a report.
 
+# Each reads the whole run and takes seconds: on a cluster they run on the submit host,
+# which has the results folder, rather than each waiting on a Slurm job of its own.
+localrules:
+    summary,
+    report,
+    manifest,
+    verdict,
+    gate,
+
 
 rule summary:
     """One row per model x task x sample, and per-model pass rates."""
