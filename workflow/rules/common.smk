@@ -142,8 +142,8 @@ try:
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 # An experiment keeps to one tasks folder: another one's ids would overwrite its pairs.
-if corpus_clash(RESULTS, config["tasks_dir"]):
-    raise WorkflowError(corpus_clash(RESULTS, config["tasks_dir"]))
+if clash := corpus_clash(RESULTS, config["tasks_dir"]):
+    raise WorkflowError(clash)
 PAIR = f"{RESULTS}/runs/{{model}}/{{task}}/{{sample}}"
 
 
