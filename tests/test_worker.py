@@ -7,6 +7,7 @@ import os
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from conftest import SYMBOLS, TASKS
 
@@ -179,3 +180,116 @@ def test_a_served_step_never_runs_in_the_client(tmp_path):
         env={**os.environ, "WIREBENCH_WORKER": "0"})
     assert "akcli" in {line.rsplit("|", 1)[-1].strip().split(".")[0]
                        for line in alone.stderr.splitlines()}, "the check can see a local run"
+
+
+# --- the job shell's own client: bash over TCP, with the worker's token ---------------
+
+def job_shell(command: str, cwd, env=None) -> subprocess.CompletedProcess:
+    """`command` in a job's shell: bash under the prefix the workflow gives Snakemake
+    (its doubled braces undone, as Snakemake's formatting does)."""
+    from wirebench.runtime.snakemake_process import job_shell_prefix
+
+    prefix = job_shell_prefix().replace("{{", "{").replace("}}", "}")
+    return subprocess.run(["bash", "-c", prefix + command], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, **(env or {})})
+
+
+def warm_worker(tmp_path) -> str:
+    """A worker that is up, and the file with its port and token."""
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    step("validate", "--ops", str(ops), "--out", str(tmp_path / "warmup.json"), cwd=tmp_path)
+    wait_for_worker()
+    announce = worker.tcp_file(worker.socket_path())
+    deadline = time.monotonic() + 20
+    while not os.path.exists(announce):
+        assert time.monotonic() < deadline, "the worker never wrote its port"
+        time.sleep(0.1)
+    return announce
+
+
+# Python cannot start at all with this: a step that succeeds under it ran in the worker,
+# handed over by bash alone.
+NO_PYTHON = {"PYTHONHOME": "/nonexistent-python-home"}
+
+
+def test_a_job_shell_hands_its_step_to_the_worker_without_starting_python(tmp_path):
+    announce = warm_worker(tmp_path)
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    served = job_shell(f"wirebench step validate --ops {ops} --out v.json", tmp_path,
+                       NO_PYTHON)
+    assert served.returncode == 0, served.stderr
+    assert json.loads((tmp_path / "v.json").read_text())["valid"] is True
+
+    # A failing step's exit code and its stderr come back through bash as they are.
+    failed = job_shell(f"wirebench step score --validate x --apply x --nets x --task-dir "
+                       f"{TASKS / '01-divider'} --out s.json --model m --task t --sample 1"
+                       " 2> score.log || echo rc=$?", tmp_path, NO_PYTHON)
+    assert failed.stdout.strip() == "rc=70"
+    assert "FileNotFoundError" in (tmp_path / "score.log").read_text()
+    assert not (tmp_path / "s.json").exists()
+
+    # Without the worker's port the same job needs Python, and here it cannot start: the
+    # check above can tell the two paths apart.
+    aside = announce + ".aside"
+    os.rename(announce, aside)
+    try:
+        alone = job_shell(f"wirebench step validate --ops {ops} --out w.json", tmp_path,
+                          NO_PYTHON)
+    finally:
+        os.rename(aside, announce)
+    assert alone.returncode != 0 and not (tmp_path / "w.json").exists()
+
+
+def test_a_job_shell_runs_what_the_worker_declines_through_python(tmp_path):
+    """`--help` and agents that need the environment are never served: the worker says
+    "local", and the job's Python client runs them."""
+    warm_worker(tmp_path)
+    helped = job_shell("wirebench step validate --help", tmp_path)
+    assert helped.returncode == 0 and "--ops" in helped.stdout
+    declined = job_shell("wirebench step validate --help", tmp_path, NO_PYTHON)
+    assert declined.returncode != 0 and "--ops" not in declined.stdout
+
+
+def test_the_workers_port_answers_only_its_token(tmp_path):
+    """A port on 127.0.0.1 is open to every local user: a request without the token gets
+    no answer and runs nothing. The token file is the user's alone."""
+    import socket
+    import stat
+
+    announce = warm_worker(tmp_path)
+    assert stat.S_IMODE(os.stat(announce).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(announce)).st_mode) == 0o700
+    port, token = Path(announce).read_text().split()
+    ops = TASKS / "01-divider" / "reference_ops.json"
+
+    def ask(tok: str, out: str) -> bytes:
+        fields = [tok, str(tmp_path), "4", "validate", "--ops", str(ops), "--out", out]
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as conn:
+            conn.sendall(b"".join(f.encode() + b"\0" for f in fields))
+            reply = b""
+            while chunk := conn.recv(65536):
+                reply += chunk
+        return reply
+
+    assert ask("0" * len(token), "guessed.json") == b""
+    assert ask(token[:-1], "short.json") == b""
+    assert not (tmp_path / "guessed.json").exists() and not (tmp_path / "short.json").exists()
+    assert ask(token, "right.json").split(b"\0")[0] == b"0"
+    assert json.loads((tmp_path / "right.json").read_text())["valid"] is True
+
+
+def test_an_agent_in_its_sandbox_cannot_read_the_workers_token(tmp_path):
+    from wirebench.runtime import sandbox
+
+    if sandbox.bwrap() is None and not os.environ.get("CI"):
+        import pytest
+
+        pytest.skip("no working bubblewrap (apt-get install bubblewrap)")
+    announce = warm_worker(tmp_path)
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    line = sandbox.command(["cat", announce], inputs=inputs, hide=[], expose=[],
+                           network=True, size=1 << 20)
+    proc = subprocess.run(line, capture_output=True, text=True)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert Path(announce).read_text().split()[1] not in proc.stdout + proc.stderr

@@ -12,6 +12,13 @@ fresh fork.
 The worker is an optimisation, never a dependency: when there is none, or it does not
 answer, the step runs in its own process with the same code. The client half (the socket's
 name, `call`, starting a worker) is wirebench/runtime/worker_client.py.
+
+It listens twice. The Unix socket serves the Python client, and checks the caller's uid.
+A TCP port on 127.0.0.1 serves the job shell itself (`job_shell_prefix`): bash can open a
+TCP connection with no process of its own, where a Python client costs 12 ms of CPU a
+job. A port is open to every local user, so each request there must begin with a random
+token. The token lives only in the worker's memory and in a 0600 file in the worker's
+0700 folder, which the agents' sandboxes never mount.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import os
 import struct
 import sys
 
-from wirebench.runtime.worker_client import recv, send
+from wirebench.runtime.worker_client import recv, send, tcp_file
 
 IDLE_SECONDS = 30
 # A server makes way for a fresh one after this many steps, so that whatever a step
@@ -31,6 +38,12 @@ REQUESTS_PER_SERVER = 1000
 # size is atomic, so reports from many servers never interleave.
 REPORT = struct.Struct("!ii")
 IDLE, BUSY, GONE = 0, 1, 2
+# A job shell's request is a few paths and flags; a client that sends more, or nothing for
+# this long, is not one of our job shells.
+MAX_REQUEST_BYTES = 1 << 20
+REQUEST_SECONDS = 10
+
+
 def serve(path: str) -> None:
     """The warm parent: it keeps one idle server ready at all times, and quits after
     IDLE_SECONDS with no request and no step running."""
@@ -58,8 +71,10 @@ def serve(path: str) -> None:
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
+    listeners = [listener, _tcp_listener(tcp_file(path))]
     _warm_up()
-    listener.settimeout(IDLE_SECONDS)  # idle servers leave by themselves
+    for sock in listeners:  # servers wait on both at once, and race to accept
+        sock.setblocking(False)
     reports, report_to = os.pipe()
     servers: dict[int, int] = {}  # pid -> IDLE or BUSY, as each server last reported
     try:
@@ -69,7 +84,7 @@ def serve(path: str) -> None:
                 if pid == 0:
                     lock.close()  # a server must never keep the next worker from starting
                     os.close(reports)
-                    _run_server(listener, report_to)
+                    _run_server(listeners, report_to)
                 servers[pid] = IDLE
             ready, _, _ = select.select([reports], [], [], IDLE_SECONDS)
             if ready:  # whole records only: each write is atomic, 4096 a multiple of 8
@@ -83,11 +98,35 @@ def serve(path: str) -> None:
             if not ready and BUSY not in servers.values():
                 break
     finally:
+        _unlink(tcp_file(path))
         _unlink(path)
-        listener.close()
+        for sock in listeners:
+            sock.close()
 
 
-def _run_server(listener, report_to: int) -> None:
+TOKEN = b""  # the TCP listener's, set when it opens
+
+
+def _tcp_listener(announce: str):
+    """A socket on 127.0.0.1 for job shells, and the file that tells them its port and
+    token (written whole, 0600, then renamed into place)."""
+    import secrets
+    import socket as sockets
+
+    global TOKEN
+    TOKEN = secrets.token_hex(16).encode()
+    tcp = sockets.socket(sockets.AF_INET, sockets.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(128)
+    partial = f"{announce}.{os.getpid()}"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"{tcp.getsockname()[1]} {TOKEN.decode()}\n")
+    os.replace(partial, announce)
+    return tcp
+
+
+def _run_server(listeners: list, report_to: int) -> None:
     """In a forked server: run requests one after another. Never returns.
 
     A fork per step ran the same steps 1.7x slower than one forked process that runs
@@ -99,10 +138,9 @@ def _run_server(listener, report_to: int) -> None:
     me = os.getpid()
     try:
         for _ in range(REQUESTS_PER_SERVER):
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                break
+            conn = _accept(listeners)
+            if conn is None:
+                break  # idle servers leave by themselves
             os.write(report_to, REPORT.pack(me, BUSY))
             try:
                 clean = _serve_one(conn)
@@ -118,9 +156,84 @@ def _run_server(listener, report_to: int) -> None:
             os._exit(0)
 
 
+def _accept(listeners: list):
+    """The next connection on either socket, or None after IDLE_SECONDS without one."""
+    import select
+    import time
+
+    deadline = time.monotonic() + IDLE_SECONDS
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select(listeners, [], [], left)
+        for sock in ready:
+            try:
+                conn, _ = sock.accept()
+            except BlockingIOError:
+                continue  # another server took it
+            conn.setblocking(True)
+            return conn
+    return None
+
+
 def _serve_one(conn) -> bool:
     """Run one request's step and reply. False when the step crashed or the reply failed:
     the server then retires rather than run more steps after an unknown failure."""
+    import socket as sockets
+
+    try:
+        if conn.family == sockets.AF_UNIX:
+            if _peer_uid(conn) != os.getuid():
+                return True  # another user's process: no answer at all
+            request = recv(conn)
+            if request is None:
+                return True  # the client went away before it asked anything
+            refused = _refusal(request["argv"])
+            if refused:
+                send(conn, {"rc": 2, "stdout": "", "stderr": f"wirebench worker: {refused}\n",
+                            "server": os.getpid()})
+                return True
+            reply, clean = _run(request)
+            send(conn, {**reply, "server": os.getpid()})
+            return clean
+        request = _read_shell_request(conn)
+        if request is None:
+            return True  # a wrong token, or not our protocol: no answer at all
+        if _refusal(request["argv"]):
+            # Not an error: the job shell runs such steps through the Python client.
+            conn.sendall(b"local\0\0\0")
+            return True
+        reply, clean = _run(request)
+        # bash cannot hold a NUL, and the reply's fields end at one.
+        conn.sendall(b"".join(str(reply[k]).replace("\0", "").encode() + b"\0"
+                              for k in ("rc", "stdout", "stderr")))
+        return clean
+    except Exception:
+        return False
+
+
+def _read_shell_request(conn) -> dict | None:
+    """A job shell's request: NUL-terminated fields, the token, the cwd, the number of
+    arguments, then each argument. None unless the token matches and it is all there."""
+    import hmac
+
+    conn.settimeout(REQUEST_SECONDS)
+    data, fields = b"", []
+    while len(fields) < 3 or len(fields) < 3 + int(fields[2]):
+        chunk = conn.recv(1 << 16)
+        if not chunk or len(data) + len(chunk) > MAX_REQUEST_BYTES:
+            return None
+        data += chunk
+        fields = data.split(b"\0")[:-1]  # the fields whose terminator has arrived
+        if fields and not hmac.compare_digest(fields[0], TOKEN):
+            return None  # checked before anything else is read or parsed
+        if len(fields) >= 3 and not fields[2].isdigit():
+            return None
+    conn.settimeout(None)
+    return {"cwd": fields[1].decode(), "argv": [f.decode() for f in fields[3:]]}
+
+
+def _run(request: dict) -> tuple[dict, bool]:
+    """The step, in the request's cwd, with its output captured: the reply, and whether
+    it ended cleanly."""
     import contextlib
     import io
 
@@ -128,34 +241,19 @@ def _serve_one(conn) -> bool:
 
     clean = True
     out, err = io.StringIO(), io.StringIO()
-    try:
-        if _peer_uid(conn) != os.getuid():
-            return True  # another user's process: no answer at all
-        request = recv(conn)
-        if request is None:
-            return True  # the client went away before it asked anything
-        refused = _refusal(request["argv"])
-        if refused:
-            send(conn, {"rc": 2, "stdout": "", "stderr": f"wirebench worker: {refused}\n",
-                        "server": os.getpid()})
-            return True
-        os.chdir(request["cwd"])
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = run_step(request["argv"])
-            except SystemExit as exc:
-                rc = exc.code if isinstance(exc.code, int) else 2
-            except Exception as exc:  # reported to the step's log, like a local crash
-                import traceback
+    os.chdir(request["cwd"])
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = run_step(request["argv"])
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 2
+        except Exception as exc:  # reported to the step's log, like a local crash
+            import traceback
 
-                traceback.print_exc()
-                print(f"wirebench step crashed: {exc}", file=sys.stderr)
-                rc, clean = 70, False
-        send(conn, {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue(),
-                     "server": os.getpid()})
-        return clean
-    except Exception:
-        return False
+            traceback.print_exc()
+            print(f"wirebench step crashed: {exc}", file=sys.stderr)
+            rc, clean = 70, False
+    return {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()}, clean
 
 
 def _peer_uid(conn) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import shlex
 import sys
 import threading
@@ -18,17 +19,54 @@ import threading
 COLLECT_EVERY = 10_000
 
 
+# The job shell's client. `read -d ''` stops at each NUL: the request's fields are the
+# token, the cwd, the number of arguments and each argument after `step`; the reply's
+# are rc, stdout and stderr. A reply cut short (a worker that died) or "local" (a step the
+# worker must not run) leaves rc not a number, and the Python client runs the step.
+# SIGPIPE is ignored around the exchange: a worker that closes first must not kill the job.
+WORKER_FUNCTION = r"""wirebench() {
+  local p t fd rc out err
+  if [ "${1-}" = step ] && { read -r p t < @TCP_FILE@ &&
+      exec {fd}<>"/dev/tcp/127.0.0.1/$p"; } 2>/dev/null; then
+    trap '' PIPE
+    printf '%s\0' "$t" "$PWD" "$(($# - 1))" "${@:2}" >&"$fd" 2>/dev/null || true
+    IFS= read -r -d '' rc <&"$fd" || true
+    IFS= read -r -d '' out <&"$fd" || true
+    IFS= read -r -d '' err <&"$fd" || true
+    exec {fd}>&-
+    trap - PIPE
+    case $rc in
+      "" | *[!0-9]*) ;;
+      *) printf %s "$out"; printf %s "$err" >&2; return "$rc" ;;
+    esac
+  fi
+  @CLIENT@
+}"""
+
+
 def job_shell_prefix() -> str:
     """A `shell.prefix()` under which `wirebench` is a bash function, not pip's script.
 
-    pip's `wirebench` script imports `re` before anything else: 12 of a step's 34 ms of
-    CPU here, on every one of thousands of jobs. The function starts wirebench.cli with
-    the interpreter running this workflow, which has just imported wirebench, so steps run
-    the very code the fingerprints hash. -P keeps the project folder from shadowing a
-    module. The rules' command text, which Snakemake's code trigger compares, stays as is.
+    A step job's own process is a bash shell. When a warm worker is up, the function
+    hands the step to it over TCP, from bash itself (`/dev/tcp`, no process started), with
+    the token from the worker's 0600 file (wirebench/worker.py): a job then costs 1 ms of
+    CPU rather than a Python client's 12. Otherwise, or when that fails or the worker
+    declines the step, it starts wirebench.cli with the interpreter running this workflow,
+    which starts the worker. The steps so run the very code the fingerprints hash (the
+    worker's name is a hash of that code), and pip's `wirebench` script, which imports `re`
+    first (12 ms), is never started. -P keeps the project folder from shadowing a module.
+    The rules' command text, which Snakemake's code trigger compares, stays as is.
     """
+    from wirebench.runtime import worker_client
+
     main = "import sys; from wirebench.cli import main; sys.exit(main())"
-    function = f'wirebench() {{ {shlex.quote(sys.executable)} -P -c {shlex.quote(main)} "$@"; }}'
+    client = f'{shlex.quote(sys.executable)} -P -c {shlex.quote(main)} "$@"'
+    path = None if os.environ.get("WIREBENCH_WORKER", "1") == "0" else worker_client.socket_path()
+    if path is None:
+        function = f"wirebench() {{ {client}; }}"
+    else:
+        function = (WORKER_FUNCTION.replace("@TCP_FILE@", shlex.quote(worker_client.tcp_file(path)))
+                    .replace("@CLIENT@", client))
     # shell.prefix() formats its text like a command: braces are doubled to stay braces.
     return "set -euo pipefail; " + function.replace("{", "{{").replace("}", "}}") + "; "
 

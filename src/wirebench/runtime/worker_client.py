@@ -81,6 +81,11 @@ def socket_path() -> str | None:
     return os.path.join(folder, f"{_code_stamp()}.sock")
 
 
+def tcp_file(path: str) -> str:
+    """Where the worker on socket `path` writes its TCP port and token, for job shells."""
+    return path + ".tcp"
+
+
 def may_serve(argv: list[str]) -> bool:
     """Steps the worker may run: all but agents that need the environment (API keys), or
     may run for minutes. The server checks this again, on the agent entry itself."""
