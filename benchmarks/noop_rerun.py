@@ -1,8 +1,13 @@
-"""How long does a rerun take when nothing changed, at 2,000 pairs?
+"""How long does a rerun take when nothing changed, at 2,000 pairs, or at 25,000?
 
 Builds a generated matrix (MODELS reference-kind models x TASKS tasks cloned from the
-shipped corpus), runs it once for real, then times `snakemake --cores 2` again (nothing
-to do) and a dry run. Target: a no-op rerun of <= 15 s on 2 cores.
+shipped corpus, SAMPLES each), times a dry run of it from scratch (the DAG build), runs it
+once for real, then times `snakemake --cores 2` again (nothing to do), a dry run, and a
+rerun narrowed to one model (`--config models=m00`: one Snakemake run per model, whose
+summary and reports still cover the whole experiment, so it redoes those). Each prints
+its wall time and the peak memory of Snakemake's process. Targets: a no-op rerun of
+<= 15 s at 2,000 pairs; <= 60 s and <= 4 GB at 25,000 (`--models 10 --tasks 500
+--samples 5`).
 
 The first run is one `snakemake --cores 2` over the whole matrix, as a user would run it
 (this once went one model at a time: before `scheduler-subsample` in profiles/default,
@@ -15,12 +20,15 @@ Kubernetes and Slurm plugins add about 0.7 s of imports (and Slurm's `scontrol` 
 so compare figures from the same environment; the README's default install has none.
 
     python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR] [--repeats 3]
+    python benchmarks/noop_rerun.py --models 10 --tasks 500 --samples 5 --keep /tmp/m25k
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -30,11 +38,21 @@ from pathlib import Path
 from workflow_overhead import REPO, SNAKEMAKE, build_project
 
 
-def snakemake(root: Path, *args: str) -> tuple[float, str]:
-    start = time.perf_counter()
-    proc = subprocess.run([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root),
-                           "--cores", "2", *args], capture_output=True, text=True, check=True)
-    return time.perf_counter() - start, proc.stdout + proc.stderr
+def snakemake(root: Path, *args: str) -> tuple[float, float, str]:
+    """Wall seconds, Snakemake's peak RSS in MB (its own, from wait4: the warm worker is
+    not its child), and its output."""
+    with tempfile.TemporaryFile("w+") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen([SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(root),
+                                 "--cores", "2", *args], stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        log.seek(0)
+        out = log.read()
+    if proc.returncode:
+        raise SystemExit(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{out[-3000:]}")
+    return seconds, usage.ru_maxrss / 1024, out
 
 
 def executor_plugins() -> list[str]:
@@ -46,31 +64,43 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=int, default=20)
     ap.add_argument("--tasks", type=int, default=100)
+    ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reuse if built)")
     ap.add_argument("--repeats", type=int, default=3, help="no-op reruns to time")
     args = ap.parse_args()
+    pairs = args.models * args.tasks * args.samples
+    print(f"{pairs} pairs ({args.models} models x {args.tasks} tasks x {args.samples} "
+          f"samples); executor plugins installed: {', '.join(executor_plugins()) or 'none'}")
     with tempfile.TemporaryDirectory(prefix="wirebench-noop-") as td:
         root = args.keep or Path(td)
-        pairs = args.models * args.tasks
         built = root / ".first-run-complete"
         if not built.exists():
             if not (root / "config").exists():  # --keep DIR resumes a half-built matrix
                 root.mkdir(parents=True, exist_ok=True)
-                build_project(root, args.models, args.tasks)
-            full, _ = snakemake(root, "-q")
+                build_project(root, args.models, args.tasks, samples=args.samples)
+                seconds, mb, _ = snakemake(root, "-n", "-q")
+                print(f"dry run from scratch (the DAG build): {seconds:6.1f} s, {mb:5.0f} MB")
+            seconds, mb, _ = snakemake(root, "-q")
             built.touch()
-            print(f"first run: {pairs} pairs ({args.models} models x {args.tasks} tasks) "
-                  f"in {full:.0f} s = {pairs / full * 60:.0f} pairs/min")
-        noops = []
+            print(f"first run: {seconds:.0f} s = {pairs / seconds * 60:.0f} pairs/min, "
+                  f"{mb:.0f} MB")
+        noops, peak = [], 0.0
         for _ in range(args.repeats):
-            seconds, out = snakemake(root)
+            seconds, mb, out = snakemake(root)
             assert "Nothing to be done" in out, out[-2000:]
             noops.append(seconds)
-        dry, _ = snakemake(root, "-n")
-    print(f"executor plugins installed: {', '.join(executor_plugins()) or 'none'}")
-    print(f"no-op rerun (nothing to be done): {statistics.median(noops):5.1f} s   "
-          f"(median of {' '.join(f'{s:.1f}' for s in noops)}; target <= 15 s)")
-    print(f"dry run:                          {dry:5.1f} s")
+            peak = max(peak, mb)
+        dry, dry_mb, _ = snakemake(root, "-n")
+        # A narrowed run redoes the summary and reports over the whole experiment (they
+        # say which pairs this run scored), but no pair's step.
+        one, one_mb, out = snakemake(root, "--config", "models=m00")
+        assert not re.search(r"rule (generate|validate|apply|nets|simulate|score):", out), out
+    print(f"no-op rerun (nothing to be done): {statistics.median(noops):6.1f} s, {peak:5.0f} MB "
+          f"(median of {' '.join(f'{s:.1f}' for s in noops)}; target <= 15 s at 2,000 pairs, "
+          "<= 60 s and 4 GB at 25,000)")
+    print(f"dry run:                          {dry:6.1f} s, {dry_mb:5.0f} MB")
+    print(f"rerun of one model (m00):         {one:6.1f} s, {one_mb:5.0f} MB "
+          f"({pairs // args.models} pairs, no step to run; the summary and reports redone)")
 
 
 if __name__ == "__main__":

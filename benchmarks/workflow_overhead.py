@@ -38,7 +38,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def build_project(root: Path, models: int, tasks: int, command_models: int = 0,
-                  unsafe: bool = False) -> list[str]:
+                  unsafe: bool = False, samples: int = 1) -> list[str]:
     """A working directory for the repo's Snakefile: a config and a cloned corpus."""
     shipped = sorted(d for d in (REPO / "tasks").iterdir() if (d / "task.md").is_file())
     task_ids = []
@@ -53,7 +53,7 @@ def build_project(root: Path, models: int, tasks: int, command_models: int = 0,
                            for i in range(command_models))
     (root / "config").mkdir(exist_ok=True)
     (root / "config" / "config.yaml").write_text(
-        f"tasks_dir: tasks\nsamples: 1\nunsafe_no_sandbox: {str(unsafe).lower()}\n"
+        f"tasks_dir: tasks\nsamples: {samples}\nunsafe_no_sandbox: {str(unsafe).lower()}\n"
         f"symbols:\n{symbols}\nmodels:\n{model_lines}\n")
     return task_ids
 
