@@ -249,8 +249,11 @@ def load_task(path: str | Path) -> Task:
     if meta_path.is_file():
         import yaml  # lazy: only tasks that carry metadata pay for it
 
+        # libyaml's loader when PyYAML has it (its wheels do): 0.2 ms a task.yaml against
+        # 2 ms, paid by every step and, for each task, by every workflow start.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         try:
-            meta = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
+            meta = yaml.load(meta_path.read_text(encoding="utf-8"), Loader=loader) or {}
         except yaml.YAMLError as exc:
             raise TaskError(f"{meta_path}: not valid YAML ({exc})") from None
         _check_meta(meta, meta_path)
