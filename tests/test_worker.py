@@ -259,7 +259,7 @@ def test_the_workers_port_answers_only_its_token(tmp_path):
     announce = warm_worker(tmp_path)
     assert stat.S_IMODE(os.stat(announce).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(os.path.dirname(announce)).st_mode) == 0o700
-    port, token = Path(announce).read_text().split()
+    port, token, reply_token = Path(announce).read_text().split()
     ops = TASKS / "01-divider" / "reference_ops.json"
 
     def ask(tok: str, out: str) -> bytes:
@@ -274,7 +274,7 @@ def test_the_workers_port_answers_only_its_token(tmp_path):
     assert ask("0" * len(token), "guessed.json") == b""
     assert ask(token[:-1], "short.json") == b""
     assert not (tmp_path / "guessed.json").exists() and not (tmp_path / "short.json").exists()
-    assert ask(token, "right.json").split(b"\0")[0] == b"0"
+    assert ask(token, "right.json").split(b"\0")[:2] == [reply_token.encode(), b"0"]
     assert json.loads((tmp_path / "right.json").read_text())["valid"] is True
 
 
@@ -293,3 +293,34 @@ def test_an_agent_in_its_sandbox_cannot_read_the_workers_token(tmp_path):
     proc = subprocess.run(line, capture_output=True, text=True)
     assert proc.returncode != 0 and proc.stdout == ""
     assert Path(announce).read_text().split()[1] not in proc.stdout + proc.stderr
+
+
+def test_a_job_shell_never_trusts_a_port_that_does_not_answer_with_the_reply_token(tmp_path):
+    """A worker that died leaves its file; another local process may then take its port.
+    It receives the dead worker's request token, and answers "done" with it: the job
+    shell must not take that for a step that ran."""
+    import socket
+    import threading
+
+    announce = warm_worker(tmp_path)
+    real = Path(announce).read_text()
+    squatter = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        conn, _ = squatter.accept()
+        with conn:
+            token = conn.recv(65536).split(b"\0")[0]
+            conn.sendall(token + b"\0" + b"0\0\0\0")  # echoes what it learnt, claims rc 0
+
+    threading.Thread(target=answer, daemon=True).start()
+    port = squatter.getsockname()[1]
+    Path(announce).write_text(f"{port} {'a' * 32} {'b' * 32}\n")
+    try:
+        ops = TASKS / "01-divider" / "reference_ops.json"
+        fooled = job_shell(f"wirebench step validate --ops {ops} --out v.json", tmp_path,
+                           NO_PYTHON)
+    finally:
+        Path(announce).write_text(real)
+        squatter.close()
+    assert fooled.returncode != 0, "the job took the squatter's word for it"
+    assert not (tmp_path / "v.json").exists()

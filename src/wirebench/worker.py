@@ -17,8 +17,10 @@ It listens twice. The Unix socket serves the Python client, and checks the calle
 A TCP port on 127.0.0.1 serves the job shell itself (`job_shell_prefix`): bash can open a
 TCP connection with no process of its own, where a Python client costs 12 ms of CPU a
 job. A port is open to every local user, so each request there must begin with a random
-token. The token lives only in the worker's memory and in a 0600 file in the worker's
-0700 folder, which the agents' sandboxes never mount.
+token, and each reply with a second one: a process that took over the port of a worker
+that died learns the dead worker's request token, and still cannot answer as a worker.
+The tokens live only in the worker's memory and in a 0600 file in the worker's 0700
+folder, which the agents' sandboxes never mount.
 """
 
 from __future__ import annotations
@@ -104,24 +106,25 @@ def serve(path: str) -> None:
             sock.close()
 
 
-TOKEN = b""  # the TCP listener's, set when it opens
+# The TCP listener's: what a request must begin with, and what each reply begins with.
+TOKEN = REPLY_TOKEN = b""
 
 
 def _tcp_listener(announce: str):
     """A socket on 127.0.0.1 for job shells, and the file that tells them its port and
-    token (written whole, 0600, then renamed into place)."""
+    tokens (written whole, 0600, then renamed into place)."""
     import secrets
     import socket as sockets
 
-    global TOKEN
-    TOKEN = secrets.token_hex(16).encode()
+    global TOKEN, REPLY_TOKEN
+    TOKEN, REPLY_TOKEN = secrets.token_hex(16).encode(), secrets.token_hex(16).encode()
     tcp = sockets.socket(sockets.AF_INET, sockets.SOCK_STREAM)
     tcp.bind(("127.0.0.1", 0))
     tcp.listen(128)
     partial = f"{announce}.{os.getpid()}"
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as out:
-        out.write(f"{tcp.getsockname()[1]} {TOKEN.decode()}\n")
+        out.write(f"{tcp.getsockname()[1]} {TOKEN.decode()} {REPLY_TOKEN.decode()}\n")
     os.replace(partial, announce)
     return tcp
 
@@ -199,12 +202,12 @@ def _serve_one(conn) -> bool:
             return True  # a wrong token, or not our protocol: no answer at all
         if _refusal(request["argv"]):
             # Not an error: the job shell runs such steps through the Python client.
-            conn.sendall(b"local\0\0\0")
+            conn.sendall(REPLY_TOKEN + b"\0local\0\0\0")
             return True
         reply, clean = _run(request)
         # bash cannot hold a NUL, and the reply's fields end at one.
-        conn.sendall(b"".join(str(reply[k]).replace("\0", "").encode() + b"\0"
-                              for k in ("rc", "stdout", "stderr")))
+        conn.sendall(REPLY_TOKEN + b"\0" + b"".join(
+            str(reply[k]).replace("\0", "").encode() + b"\0" for k in ("rc", "stdout", "stderr")))
         return clean
     except Exception:
         return False

@@ -21,24 +21,28 @@ COLLECT_EVERY = 10_000
 
 # The job shell's client. `read -d ''` stops at each NUL: the request's fields are the
 # token, the cwd, the number of arguments and each argument after `step`; the reply's
-# are rc, stdout and stderr. A reply cut short (a worker that died) or "local" (a step the
-# worker must not run) leaves rc not a number, and the Python client runs the step.
-# SIGPIPE is ignored around the exchange: a worker that closes first must not kill the job.
+# are the reply token, rc, stdout and stderr. A reply without the worker's token (not our
+# worker), cut short (a worker that died) or "local" (a step the worker must not run)
+# leaves the Python client to run the step. SIGPIPE is ignored around the exchange: a
+# worker that closes first must not kill the job.
 WORKER_FUNCTION = r"""wirebench() {
-  local p t fd rc out err
-  if [ "${1-}" = step ] && { read -r p t < @TCP_FILE@ &&
+  local p t s fd r rc out err
+  if [ "${1-}" = step ] && { read -r p t s < @TCP_FILE@ &&
       exec {fd}<>"/dev/tcp/127.0.0.1/$p"; } 2>/dev/null; then
     trap '' PIPE
     printf '%s\0' "$t" "$PWD" "$(($# - 1))" "${@:2}" >&"$fd" 2>/dev/null || true
+    IFS= read -r -d '' r <&"$fd" || true
     IFS= read -r -d '' rc <&"$fd" || true
     IFS= read -r -d '' out <&"$fd" || true
     IFS= read -r -d '' err <&"$fd" || true
     exec {fd}>&-
     trap - PIPE
-    case $rc in
-      "" | *[!0-9]*) ;;
-      *) printf %s "$out"; printf %s "$err" >&2; return "$rc" ;;
-    esac
+    if [ "$r" = "$s" ]; then
+      case $rc in
+        "" | *[!0-9]*) ;;
+        *) printf %s "$out"; printf %s "$err" >&2; return "$rc" ;;
+      esac
+    fi
   fi
   @CLIENT@
 }"""
