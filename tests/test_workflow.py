@@ -300,6 +300,21 @@ def test_worker_and_own_process_give_identical_results(project, tmp_path):
             doc["inputs"].pop("agent")
         assert a == b, task
 
+    # With the worker up, no step job starts Python: its shell hands the step over TCP.
+    # A Python client run with PYTHONPROFILEIMPORTTIME writes its imports to the step's
+    # log, so every log of the steps rerun here must be free of them. (A prefix computed
+    # before the workflow's last change to the jobs' environment once named another worker
+    # than the one the jobs started, and every step went through Python.)
+    project.snakemake("--forcerun", "validate", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    logs = [p for p in (project.root / "results" / "logs" / "reference").glob("*/1/*.log")
+            if p.stem in ("validate", "apply", "nets", "score")]
+    assert len(logs) == 4 * len(tasks)
+    assert [p for p in logs if "import time:" in p.read_text()] == []
+    local.snakemake("--forcerun", "validate",
+                    env={"PYTHONPROFILEIMPORTTIME": "1", "WIREBENCH_WORKER": "0"})
+    assert "import time:" in (local.root / "results" / "logs" / "reference" / tasks[0] / "1"
+                              / "validate.log").read_text(), "the check can see a client"
+
 
 def test_an_unknown_model_kind_stops_the_run_naming_the_key(project):
     project.configure({"m1": {"kind": "telepathy"}})

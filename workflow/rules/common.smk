@@ -39,13 +39,10 @@ from wirebench.corpus.libraries import symbols_for
 from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 
-# The Snakemake process itself: fewer collector passes over the DAG, and job shells that
-# start `wirebench` with this interpreter (under --sdm conda a job's own environment
-# provides `wirebench`). Why and what each saves: wirebench/runtime/snakemake_process.py.
+# The Snakemake process itself: fewer collector passes over the DAG, and bytecode written
+# once for every job. Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
 fresh_bytecode()
-if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
-    shell.prefix(job_shell_prefix())
 
 
 def _load_matrix():
@@ -127,6 +124,13 @@ TASK_SYMBOLS, TASK_SYMBOLS_SHA256 = _task_libraries()
 # Jobs inherit it: the warm worker parses these once, before it forks its servers.
 os.environ[symbol_cache.WARM_VAR] = os.pathsep.join(sorted(
     {str(Path(p).absolute()) for libs in TASK_SYMBOLS.values() for p in libs}))
+
+# Job shells that hand steps to the warm worker, or start `wirebench` with this
+# interpreter (under --sdm conda a job's own environment provides `wirebench`). Only
+# after the last change to the jobs' environment: the worker's name hashes part of it,
+# and a prefix that named another worker than the jobs start would never be used.
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    shell.prefix(job_shell_prefix())
 
 
 def task_symbols(wildcards):
