@@ -20,7 +20,7 @@ Kubernetes and Slurm plugins add about 0.7 s of imports (and Slurm's `scontrol` 
 so compare figures from the same environment; the README's default install has none.
 
     python benchmarks/noop_rerun.py [--models 20] [--tasks 100] [--keep DIR] [--repeats 3]
-    python benchmarks/noop_rerun.py --models 10 --tasks 500 --samples 5 --keep /tmp/m25k
+    python benchmarks/noop_rerun.py --models 10 --tasks 500 --samples 5 --light --keep /tmp/m25k
 """
 
 from __future__ import annotations
@@ -67,17 +67,22 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=1)
     ap.add_argument("--keep", type=Path, help="build in DIR and keep it (reuse if built)")
     ap.add_argument("--repeats", type=int, default=3, help="no-op reruns to time")
+    ap.add_argument("--light", action="store_true",
+                    help="clone only the transcription and edit tasks (no simulation, no "
+                         "board): a first run bound by Snakemake rather than by the work")
     args = ap.parse_args()
     pairs = args.models * args.tasks * args.samples
     print(f"{pairs} pairs ({args.models} models x {args.tasks} tasks x {args.samples} "
-          f"samples); executor plugins installed: {', '.join(executor_plugins()) or 'none'}")
+          f"samples{', light tasks' if args.light else ''}); executor plugins installed: "
+          f"{', '.join(executor_plugins()) or 'none'}")
     with tempfile.TemporaryDirectory(prefix="wirebench-noop-") as td:
         root = args.keep or Path(td)
         built = root / ".first-run-complete"
         if not built.exists():
             if not (root / "config").exists():  # --keep DIR resumes a half-built matrix
                 root.mkdir(parents=True, exist_ok=True)
-                build_project(root, args.models, args.tasks, samples=args.samples)
+                build_project(root, args.models, args.tasks, samples=args.samples,
+                              pattern="[0-9]*" if args.light else "*")
                 seconds, mb, _ = snakemake(root, "-n", "-q")
                 print(f"dry run from scratch (the DAG build): {seconds:6.1f} s, {mb:5.0f} MB")
             seconds, mb, _ = snakemake(root, "-q")
@@ -91,16 +96,20 @@ def main() -> None:
             noops.append(seconds)
             peak = max(peak, mb)
         dry, dry_mb, _ = snakemake(root, "-n")
-        # A narrowed run redoes the summary and reports over the whole experiment (they
-        # say which pairs this run scored), but no pair's step.
-        one, one_mb, out = snakemake(root, "--config", "models=m00")
-        assert not re.search(r"rule (generate|validate|apply|nets|simulate|score):", out), out
+        if args.models > 1:
+            # A narrowed run redoes the summary and reports over the whole experiment
+            # (they say which pairs this run scored), but no pair's step.
+            one, one_mb, out = snakemake(root, "--config", "models=m00")
+            assert not re.search(r"rule (generate|validate|apply|nets|simulate|score):",
+                                 out), out
     print(f"no-op rerun (nothing to be done): {statistics.median(noops):6.1f} s, {peak:5.0f} MB "
           f"(median of {' '.join(f'{s:.1f}' for s in noops)}; target <= 15 s at 2,000 pairs, "
           "<= 60 s and 4 GB at 25,000)")
     print(f"dry run:                          {dry:6.1f} s, {dry_mb:5.0f} MB")
-    print(f"rerun of one model (m00):         {one:6.1f} s, {one_mb:5.0f} MB "
-          f"({pairs // args.models} pairs, no step to run; the summary and reports redone)")
+    if args.models > 1:
+        print(f"rerun of one model (m00):         {one:6.1f} s, {one_mb:5.0f} MB "
+              f"({pairs // args.models} pairs, no step to run; the summary and reports "
+              "redone)")
 
 
 if __name__ == "__main__":

@@ -38,9 +38,10 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def build_project(root: Path, models: int, tasks: int, command_models: int = 0,
-                  unsafe: bool = False, samples: int = 1) -> list[str]:
-    """A working directory for the repo's Snakefile: a config and a cloned corpus."""
-    shipped = sorted(d for d in (REPO / "tasks").iterdir() if (d / "task.md").is_file())
+                  unsafe: bool = False, samples: int = 1, pattern: str = "*") -> list[str]:
+    """A working directory for the repo's Snakefile: a config and a corpus cloned from
+    the shipped tasks whose folder names match `pattern`."""
+    shipped = sorted(d for d in (REPO / "tasks").glob(pattern) if (d / "task.md").is_file())
     task_ids = []
     for i in range(tasks):
         src = shipped[i % len(shipped)]
