@@ -30,6 +30,7 @@ from wirebench.runtime import symbol_cache
 from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
+    defer_remaining_jobs,
     fresh_bytecode,
     job_shell_prefix,
     spare_the_collector,
@@ -39,9 +40,11 @@ from wirebench.corpus.libraries import symbols_for
 from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 
-# The Snakemake process itself: fewer collector passes over the DAG, and bytecode written
-# once for every job. Why and what each saves: wirebench/runtime/snakemake_process.py.
+# The Snakemake process itself: fewer collector passes over the DAG, no list of every
+# remaining job built each scheduling round, and bytecode written once for every job.
+# Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
+defer_remaining_jobs()
 fresh_bytecode()
 
 

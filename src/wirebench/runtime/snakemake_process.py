@@ -2,8 +2,9 @@
 
 Snakemake executes the Snakefile inside its own process, so the workflow can adjust that
 process: how job shells start `wirebench`, how often Python's garbage collector walks the
-DAG, and the scheduler timers left at exit. None of it changes what a job computes, so no
-step's fingerprint covers this module and editing it reruns nothing.
+DAG, a scheduler list built only when read, and the scheduler timers left at exit. None
+of it changes what a job computes, so no step's fingerprint covers this module and
+editing it reruns nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import shlex
 import sys
 import threading
+from collections.abc import Sequence
 
 # A young-generation collection every 10,000 new container objects instead of 700.
 COLLECT_EVERY = 10_000
@@ -120,3 +122,54 @@ def stop_scheduler_timers() -> None:
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
+
+
+def defer_remaining_jobs() -> bool:
+    """Build Snakemake's list of remaining jobs only when something reads it.
+
+    Every scheduling round hands the job selector `remaining_jobs`: a list over every job
+    of the DAG that is still to run. The greedy selector (profiles/default) never reads
+    it, but the list is built anyway, so a round costs time in proportion to the whole
+    matrix. At 25,000 pairs (132,500 jobs) that was two thirds of Snakemake's own CPU
+    (py-spy), and jobs started at about 16 a second. Here the property returns a sequence
+    that builds the same list the first time it is read, within the same round and under
+    the same lock, so the ILP selector and the stall diagnostic see exactly what they saw.
+    False, and nothing changed, when this Snakemake has no such property.
+    """
+    try:
+        from snakemake.scheduling.job_scheduler import JobScheduler
+    except ImportError:
+        return False
+    original = JobScheduler.__dict__.get("remaining_jobs")
+    if not isinstance(original, property):
+        return False
+    if getattr(original.fget, "deferring", False):
+        return True  # a second include of common.smk in one process
+
+    def deferred(scheduler):
+        return Deferred(lambda: original.fget(scheduler))
+
+    deferred.deferring = True  # type: ignore[attr-defined]
+    JobScheduler.remaining_jobs = property(deferred, doc=original.__doc__)
+    return True
+
+
+class Deferred(Sequence):
+    """A sequence that calls `build` the first time it is read, and keeps the result."""
+
+    def __init__(self, build):
+        self._build, self._items = build, None
+
+    def _list(self) -> list:
+        if self._items is None:
+            self._items = list(self._build())
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __getitem__(self, index):
+        return self._list()[index]
+
+    def __iter__(self):
+        return iter(self._list())

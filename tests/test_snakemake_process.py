@@ -1,0 +1,50 @@
+"""How the workflow tunes Snakemake's own process: the scheduler's deferred job list."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from snakemake.scheduling.job_scheduler import JobScheduler
+
+from wirebench.runtime.snakemake_process import Deferred, defer_remaining_jobs
+
+
+def _scheduler(jobs, running, finished, failed, reads):
+    """A JobScheduler, not started, with just what its `remaining_jobs` reads."""
+
+    def needrun_jobs():
+        reads.append(1)
+        return iter(jobs)
+
+    scheduler = object.__new__(JobScheduler)
+    scheduler.workflow = SimpleNamespace(dag=SimpleNamespace(
+        needrun_jobs=needrun_jobs, finished=lambda job: job in finished))
+    scheduler.running, scheduler.failed = set(running), set(failed)
+    return scheduler
+
+
+def test_snakemakes_remaining_jobs_are_built_only_when_read_and_are_the_same(monkeypatch):
+    original = JobScheduler.__dict__["remaining_jobs"]
+    monkeypatch.setattr(JobScheduler, "remaining_jobs", original)  # restored afterwards
+    jobs = [f"job{i}" for i in range(10)]
+    reads: list = []
+    scheduler = _scheduler(jobs, {"job1"}, {"job2", "job3"}, {"job4"}, reads)
+    expected = original.fget(scheduler)
+    assert expected == ["job0", "job5", "job6", "job7", "job8", "job9"]
+    reads.clear()
+
+    assert defer_remaining_jobs() is True
+    assert defer_remaining_jobs() is True  # a second include patches nothing twice
+    remaining = scheduler.remaining_jobs
+    assert isinstance(remaining, Deferred) and reads == [], "built before anyone read it"
+    # What the ILP selector and the stall diagnostic do with it: the same jobs, once.
+    assert bool(remaining) and len(remaining) == 6 and list(remaining) == expected
+    assert remaining[0] == "job0" and "job9" in remaining and reads == [1]
+    # Nothing left: falsy, as the empty list was (the scheduler's stall check).
+    assert not _scheduler(["a"], set(), {"a"}, set(), []).remaining_jobs
+
+
+def test_a_snakemake_without_the_property_is_left_alone(monkeypatch):
+    monkeypatch.setattr(JobScheduler, "remaining_jobs", ["not", "a", "property"])
+    assert defer_remaining_jobs() is False
+    assert JobScheduler.remaining_jobs == ["not", "a", "property"]
