@@ -324,3 +324,56 @@ def test_a_job_shell_never_trusts_a_port_that_does_not_answer_with_the_reply_tok
         squatter.close()
     assert fooled.returncode != 0, "the job took the squatter's word for it"
     assert not (tmp_path / "v.json").exists()
+
+
+def test_connections_that_never_ask_fork_no_more_than_the_cap(tmp_path):
+    """Anyone on the machine may open connections to the port and say nothing: the
+    worker forks servers up to its cap, never one per connection, and still answers
+    once those connections time out."""
+    import socket
+
+    from wirebench import worker as server
+
+    announce = warm_worker(tmp_path)
+    port = int(Path(announce).read_text().split()[0])
+    parent = _worker_pid()
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(server.MAX_SERVERS + 8)]
+    try:
+        time.sleep(2)
+        assert len(_children(parent)) <= server.MAX_SERVERS
+    finally:
+        for conn in idle:
+            conn.close()
+    ops = TASKS / "01-divider" / "reference_ops.json"
+    served = job_shell(f"wirebench step validate --ops {ops} --out v.json", tmp_path,
+                       NO_PYTHON)
+    assert served.returncode == 0, served.stderr
+
+
+def _worker_pid() -> int:
+    """The warm parent: the process that holds the socket's lock file open."""
+    lock = os.path.realpath(worker.socket_path() + ".lock")
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == lock:
+                    return int(pid)
+            except OSError:
+                continue
+    raise AssertionError("no process holds the worker's lock")
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            kids.append(int(entry))
+    return kids

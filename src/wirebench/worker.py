@@ -44,6 +44,11 @@ IDLE, BUSY, GONE = 0, 1, 2
 # this long, is not one of our job shells.
 MAX_REQUEST_BYTES = 1 << 20
 REQUEST_SECONDS = 10
+# Any local user can open connections to the TCP port and hold them, unanswered, for
+# REQUEST_SECONDS. A server is forked whenever none is free, so without a cap that would
+# fork without end. Snakemake runs at most --cores steps at once; past this many, steps
+# wait in the listen backlog for a free server rather than fail.
+MAX_SERVERS = 4 * (os.cpu_count() or 1) + 4
 
 
 def serve(path: str) -> None:
@@ -81,7 +86,7 @@ def serve(path: str) -> None:
     servers: dict[int, int] = {}  # pid -> IDLE or BUSY, as each server last reported
     try:
         while True:
-            if IDLE not in servers.values():
+            if IDLE not in servers.values() and len(servers) < MAX_SERVERS:
                 pid = os.fork()
                 if pid == 0:
                     lock.close()  # a server must never keep the next worker from starting
