@@ -48,3 +48,54 @@ def test_a_snakemake_without_the_property_is_left_alone(monkeypatch):
     monkeypatch.setattr(JobScheduler, "remaining_jobs", ["not", "a", "property"])
     assert defer_remaining_jobs() is False
     assert JobScheduler.remaining_jobs == ["not", "a", "property"]
+
+
+SNAKEFILE = """
+from wirebench.runtime import snakemake_process as tuning
+
+tuning.defer_remaining_jobs()
+BUILT = []
+_build = tuning.Deferred._list
+
+
+def _counted(self):
+    if self._items is None:
+        BUILT.append(1)
+    return _build(self)
+
+
+tuning.Deferred._list = _counted
+
+
+rule all:
+    input: expand("out/{i}.txt", i=range(12))
+
+
+rule one:
+    output: "out/{i}.txt"
+    shell: "echo {wildcards.i} > {output}"
+
+
+onsuccess:
+    print(f"remaining_jobs built {len(BUILT)} times")
+"""
+
+
+def _built(tmp_path, scheduler: str) -> int:
+    import re
+    import subprocess
+
+    tmp_path.mkdir()
+    (tmp_path / "Snakefile").write_text(SNAKEFILE)
+    proc = subprocess.run(["snakemake", "--cores", "2", "--scheduler", scheduler],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(list((tmp_path / "out").glob("*.txt"))) == 12
+    return int(re.search(r"remaining_jobs built (\d+) times", proc.stdout + proc.stderr)[1])
+
+
+def test_a_real_run_builds_the_list_only_for_a_selector_that_reads_it(tmp_path):
+    """Greedy (our profile's) never reads it: at most the end-of-run stall check does.
+    The ILP selector reads it every round, and still runs every job."""
+    assert _built(tmp_path / "greedy", "greedy") <= 1
+    assert _built(tmp_path / "ilp", "ilp") >= 2
