@@ -6,7 +6,7 @@ MODELS x TASKS x SAMPLES reference pairs, and times its first run twice in fresh
 once as the workflow runs it, and once with `defer_remaining_jobs` switched off (a
 wrapper replaces it before Snakemake reads the Snakefile), so every scheduling round
 builds the list of all remaining jobs again. Prints the wall time and the CPU seconds of
-Snakemake's own process for each, and their ratio.
+Snakemake's own process and its job shells for each, and the ratio of the walls.
 
     python benchmarks/scheduler_cost.py [--models 1] [--tasks 500] [--samples 5]
 """

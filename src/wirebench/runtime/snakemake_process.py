@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import os
 import shlex
 import sys
 import threading
@@ -67,7 +66,7 @@ def job_shell_prefix() -> str:
 
     main = "import sys; from wirebench.cli import main; sys.exit(main())"
     client = f'{shlex.quote(sys.executable)} -P -c {shlex.quote(main)} "$@"'
-    path = None if os.environ.get("WIREBENCH_WORKER", "1") == "0" else worker_client.socket_path()
+    path = worker_client.worker_path()
     if path is None:
         function = f"wirebench() {{ {client}; }}"
     else:
@@ -130,8 +129,8 @@ def defer_remaining_jobs() -> bool:
     Every scheduling round hands the job selector `remaining_jobs`: a list over every job
     of the DAG that is still to run. The greedy selector (profiles/default) never reads
     it, but the list is built anyway, so a round costs time in proportion to the whole
-    matrix. At 25,000 pairs (132,500 jobs) that was two thirds of Snakemake's own CPU
-    (py-spy), and jobs started at about 16 a second. Here the property returns a sequence
+    matrix. At 25,000 pairs (132,500 jobs) that was two thirds of the samples of
+    Snakemake's main thread (py-spy). Here the property returns a sequence
     that builds the same list the first time it is read, within the same round and under
     the same lock, so the ILP selector and the stall diagnostic see exactly what they saw.
     False, and nothing changed, when this Snakemake has no such property.

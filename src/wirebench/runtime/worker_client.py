@@ -123,11 +123,17 @@ def _recv_exact(sock: socket, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def call(argv: list[str]) -> dict | None:
-    """Run a step in the warm worker: {rc, stdout, stderr}, or None to run it locally."""
+def worker_path() -> str | None:
+    """The socket of the worker steps should use, or None: no worker (WIREBENCH_WORKER=0,
+    or no safe folder for one)."""
     if os.environ.get("WIREBENCH_WORKER", "1") == "0":
         return None
-    path = socket_path()
+    return socket_path()
+
+
+def call(argv: list[str]) -> dict | None:
+    """Run a step in the warm worker: {rc, stdout, stderr}, or None to run it locally."""
+    path = worker_path()
     if path is None:
         return None
     try:
