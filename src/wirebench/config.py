@@ -177,7 +177,7 @@ def experiment_tasks(config: dict, tiers: dict[str, str]) -> list[str]:
 
 
 # Folders results/ holds itself: an experiment may not take their names.
-RESULTS_OWN = ("runs", "prompts", "logs", "history")
+RESULTS_OWN = ("runs", "prompts", "logs", "history", "batches")
 
 
 def results_dir(config: dict) -> str:

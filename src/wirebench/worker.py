@@ -282,6 +282,11 @@ def _refusal(argv: list) -> str | None:
 
     if not may_serve(argv):
         return f"the worker does not run `{' '.join(argv[:1])}` steps of this kind"
+    if argv[:1] == ["batch"] and "--spec" in argv[:-1]:  # each of its pairs' steps, as if sent one by one
+        from wirebench.steps.batch import served_steps
+
+        return next(filter(None, map(_refusal, served_steps(argv[argv.index("--spec") + 1]))),
+                    None)
     if argv[:1] == ["generate"]:
         try:
             entry = json.loads(argv[argv.index("--agent") + 1])

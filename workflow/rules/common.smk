@@ -1,8 +1,11 @@
 # The Snakemake process's tuning, config loading, the matrix, and the path helpers every
 # rule uses.
+import functools
 import glob
 import json
+import re
 import shlex
+from types import SimpleNamespace
 
 import yaml
 from snakemake.exceptions import WorkflowError
@@ -24,6 +27,7 @@ from wirebench.config import (
     select_models,
     select_tasks,
 )
+from wirebench.evidence.files import sha256_file
 from wirebench.evidence.fingerprint import fingerprint
 from wirebench.evidence.provenance import config_hash, corpus_hash, libraries_hash
 from wirebench.runtime import symbol_cache
@@ -37,6 +41,7 @@ from wirebench.runtime.snakemake_process import (
     stop_scheduler_timers,
 )
 from wirebench.corpus.libraries import symbols_for
+from wirebench.steps.batch import partition, write_spec
 from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 
@@ -140,9 +145,6 @@ def task_symbols(wildcards):
     return TASK_SYMBOLS[wildcards.task]
 
 
-def task_libraries_hash(wildcards):
-    return TASK_SYMBOLS_SHA256[wildcards.task]
-
 # Where this run's files go: results/, or results/NAME/ for `--config experiment=NAME`.
 try:
     RESULTS = results_dir(config)
@@ -186,8 +188,9 @@ SKILLS = _skills_variants()
 # report as an infra_error, so one missing key does not stop the other models.
 SECRET_ENVVARS = sorted({n for e in MODELS.values() for n in secret_names(e) if n in os.environ})
 STEP_TIMEOUT = config.get("step_timeout_s", 120)
-OPLIST_LIMITS = " ".join(f"--{flag} {int(config[key])}" for flag, key in (
-    ("max-bytes", "max_oplist_bytes"), ("max-ops", "max_ops")) if key in config)
+OPLIST_LIMITS = [word for flag, key in (("max-bytes", "max_oplist_bytes"),
+                                         ("max-ops", "max_ops")) if key in config
+                 for word in (f"--{flag}", str(int(config[key])))]
 # Every job redacts the secrets of every entry; command agents run in bubblewrap and akcli
 # steps under Landlock, or the run refuses to start (runtime/sandbox.py).
 try:
@@ -218,21 +221,128 @@ def pair_log(step):
     return f"{RESULTS}/logs/{{model}}/{{task}}/{{sample}}/{step}.log"
 
 
+def pair_dir(model, task, sample):
+    return PAIR.format(model=model, task=task, sample=sample)
+
+
+def task_dir(task):
+    return f"{config['tasks_dir']}/{task}"
+
+
+def draw_files(task):
+    """Task files that change how a pair is drawn, when the task has them. task.yaml is
+    not one: what apply reads of it is hashed into its salt (draw_meta_hash), so editing
+    a testbench or a criterion never reruns a draw."""
+    names = ("base_ops.json", "postcheck_arrange.json")
+    return [f"{task_dir(task)}/{n}" for n in names if os.path.exists(f"{task_dir(task)}/{n}")]
+
+
+def task_yaml(task):
+    path = f"{task_dir(task)}/task.yaml"
+    return [path] if os.path.exists(path) else []
+
+
+def expected_file(task):
+    """The ground truth a pair's nets are scored against, when the task has one."""
+    t = TASK_OBJECTS[task]
+    return [task_file(task, t.expected_path)] if t.expected_path.is_file() else []
+
+
+# The models whose generate is a job per pair (the offline ones go in batches).
+ONLINE_MODELS = "|".join(re.escape(m) for m, e in MODELS.items()
+                         if e["kind"] not in OFFLINE_KINDS) or "(?!)"
+# Batches: a job runs one step for up to `batch` pairs of one model (steps/batch.py).
+try:
+    BATCHES = partition(list(MODELS), TASKS, SAMPLES, int(config.get("batch", 25)))
+except ValueError as exc:
+    raise WorkflowError(f"config key batch: {exc}") from None
+if len({b.id for b in BATCHES}) < len(BATCHES):
+    raise WorkflowError("two model names differ only in `.` or `-` against `_`: "
+                        "rename one (batches are named after their model)")
+# Specs are stored by their own hash: written once, and free to write again.
+BATCH_SPECS = ".snakemake/wirebench/batches"
+
+
+def batch_pairs(batch, pair_step):
+    """The batch's pairs that have this step: each with its id, argv, files and salt."""
+    pairs = []
+    for task, sample in batch.pairs:
+        entry = pair_step(batch.model, task, sample)
+        if entry is not None:
+            pairs.append({"id": f"{batch.model}/{task}/{sample}", **entry})
+    return pairs
+
+
+# The step that writes each of a pair's files. A batch's job reads another step's files
+# through that step's record, one input whatever the batch's size: Snakemake stores every
+# input's checksum in the record of every output, so a job with a batch's files as inputs
+# would cost it a batch's square in time and metadata.
+PAIR_FILE_STEP = {"ops.json": "generate", "agent.json": "generate",
+                  "validate.json": "validate", "board.kicad_sch": "apply",
+                  "board.svg": "apply", "apply.json": "apply", "nets.json": "nets",
+                  "sim.json": "simulate"}
+RUNS = f"{RESULTS}/runs/"
+
+
+def batch_inputs(batch, pairs):
+    """The spec, and the records of the steps whose files the pairs read; an online
+    agent's answers by name, since each is a job of its own. A task's files are in the
+    spec, by hash (batch_spec)."""
+    inputs = set()
+    for pair in pairs:
+        for path in pair["inputs"]:
+            if not path.startswith(RUNS):
+                continue
+            step = PAIR_FILE_STEP[os.path.basename(path)]
+            if step == "generate" and MODELS[batch.model]["kind"] not in OFFLINE_KINDS:
+                inputs.add(path)
+            else:
+                inputs.add(record_path(batch, step))
+    return sorted(inputs)
+
+
+@functools.cache
+def _file_hash(path):
+    return sha256_file(path)
+
+
+def batch_spec(step, pairs):
+    """The spec's path: it changes, and so reruns the batch, when anything its pairs'
+    results depend on does, a task's files included."""
+    for pair in pairs:
+        pair.setdefault("salt", {})["files"] = {
+            p: _file_hash(p) for p in pair["inputs"] if not p.startswith(RUNS)}
+    return write_spec(BATCH_SPECS, {"step": step, "fingerprint": step_fingerprint(step),
+                                    "pairs": pairs})
+
+
+def batch_outputs(batch, pairs):
+    """The pairs' own files, update()-flagged: Snakemake leaves them in place when the
+    batch reruns, and the step redoes only the pairs whose stamp changed. A sheet's render
+    goes into Snakemake's report, labelled with its pair."""
+    outputs = []
+    for pair in pairs:
+        task, sample = pair["id"].split("/")[-2:]
+        for path in pair["outputs"]:
+            path = update(path)
+            if path.endswith(".svg"):
+                path = report(path, caption="../report/sheet.rst", category="Sheets",
+                              subcategory=batch.model,
+                              labels={"model": batch.model, "task": task, "sample": sample})
+            outputs.append(path)
+    return outputs
+
+
+def record_path(batch, step):
+    return f"{RESULTS}/batches/{batch.model}/{batch.number:04d}/{step}.json"
+
+
+def batch_log(batch, step):
+    return f"{RESULTS}/logs/batches/{batch.model}/{batch.number:04d}/{step}.log"
+
+
 def task_path(name=""):
     return f"{config['tasks_dir']}/{{task}}/{name}".rstrip("/")
-
-
-def draw_files(wildcards):
-    """Task files that change how a pair is drawn, when the task has them. task.yaml is
-    not one: what apply reads of it is hashed into its params (draw_meta), so editing a
-    testbench or a criterion never reruns a draw."""
-    base = f"{config['tasks_dir']}/{wildcards.task}"
-    names = ("base_ops.json", "postcheck_arrange.json")
-    return [f"{base}/{n}" for n in names if os.path.exists(f"{base}/{n}")]
-
-
-def draw_meta(wildcards):
-    return TASK_OBJECTS[wildcards.task].draw_meta_hash()
 
 
 def task_file(task_id, path):
@@ -247,28 +357,6 @@ def prompt_files(wildcards):
     task = TASK_OBJECTS[wildcards.task]
     notes = [f"{config['tasks_dir']}/{DATASHEETS}/{p.name}" for p in task.datasheet_paths]
     return ([task_file(wildcards.task, task.base_ops_path)] if task.base_ops_path else []) + notes
-
-
-def task_yaml(wildcards):
-    path = f"{config['tasks_dir']}/{wildcards.task}/task.yaml"
-    return [path] if os.path.exists(path) else []
-
-
-def score_inputs(wildcards):
-    """The ground truth a pair is scored against: expected nets, and for a design task
-    its simulation."""
-    task = TASK_OBJECTS[wildcards.task]
-    inputs = {"task_files": task_yaml(wildcards)}
-    if task.expected_path.is_file():
-        inputs["expected"] = task_file(wildcards.task, task.expected_path)
-    if wildcards.task in DESIGN_TASKS:
-        inputs["sim"] = os.path.join(PAIR.format(model=wildcards.model, task=wildcards.task,
-                                                 sample=wildcards.sample), "sim.json")
-    return inputs
-
-
-def sim_flag(wildcards, input):
-    return f"--sim {input.sim}" if "sim" in input.keys() else ""
 
 
 def _agent_files():

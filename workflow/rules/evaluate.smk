@@ -1,151 +1,97 @@
-# The evaluate stage: validate -> apply -> nets -> [simulate] -> score, one job per step
-# and pair; simulate runs for design tasks only (those with a testbench).
-# On a cluster the four steps of a pair run as one cluster job (group "evaluate"): each
-# takes well under a second, far less than a cluster job's own start. Local runs ignore
-# groups.
+# The evaluate stage: validate -> apply -> nets -> [simulate] -> score. A job runs one
+# step for a batch of one model's pairs (config `batch`), and every pair keeps its own
+# files as the targets: Snakemake's own cost is about 10 ms a job, more than a step of a
+# small pair, and a job per step and pair made it the bottleneck (README, Speed).
+# Within a job, only the pairs whose inputs changed are redone (wirebench/steps/batch.py),
+# so one edited answer redraws one pair, and a batch cut short keeps its finished pairs.
+# simulate runs for design tasks only (those with a testbench). On a cluster a batch's
+# steps run as one cluster job (group "evaluate").
 
 
-rule validate:
-    """akcli ops validate, plus the guard that keeps op-list paths inside the pair."""
-    input:
-        ops=pair_path("ops.json"),
-    output:
-        pair_path("validate.json"),
-    params:
-        fingerprint=step_fingerprint("validate"),
-        timeout=STEP_TIMEOUT,
-        limits=OPLIST_LIMITS,
-    resources:
-        akcli=1,
-    group:
-        "evaluate"
-    log:
-        pair_log("validate"),
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench step validate --ops {input.ops} --out {output} --timeout {params.timeout}"
-        " {params.limits} 2> {log}"
+def validate_step(model, task, sample):
+    d = pair_dir(model, task, sample)
+    return {"argv": ["validate", "--ops", f"{d}/ops.json", "--out", f"{d}/validate.json",
+                     "--timeout", str(STEP_TIMEOUT), *OPLIST_LIMITS],
+            "inputs": [f"{d}/ops.json"], "outputs": [f"{d}/validate.json"]}
 
 
-rule apply:
-    """A fresh sheet, the op-list drawn behind --strict-nets, then the task's post-checks."""
-    input:
-        ops=pair_path("ops.json"),
-        validation=pair_path("validate.json"),
-        task_files=draw_files,
-    output:
-        sheet=pair_path("board.kicad_sch"),
-        svg=report(
-            pair_path("board.svg"),
-            caption="../report/sheet.rst",
-            category="Sheets",
-            subcategory="{model}",
-            labels={"model": "{model}", "task": "{task}", "sample": "{sample}"},
-        ),
-        result=pair_path("apply.json"),
-    params:
-        task_dir=task_path(),
-        symbols=task_symbols,
-        # The libraries' names and bytes rather than six more inputs a job: an edit
-        # reruns the draws, and a 2,000-pair DAG has 12,000 fewer files to track.
-        libraries=task_libraries_hash,
-        draw_meta=draw_meta,
-        fingerprint=step_fingerprint("apply"),
-        timeout=STEP_TIMEOUT,
-    resources:
-        akcli=1,
-    group:
-        "evaluate"
-    log:
-        pair_log("apply"),
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench step apply --ops {input.ops} --validate {input.validation}"
-        " --task {params.task_dir:q} --symbols {params.symbols:q}"
-        " --sheet {output.sheet} --svg {output.svg} --out {output.result}"
-        " --timeout {params.timeout} 2> {log}"
+def apply_step(model, task, sample):
+    """A fresh sheet, the op-list drawn behind --strict-nets, the task's post-checks."""
+    d = pair_dir(model, task, sample)
+    return {"argv": ["apply", "--ops", f"{d}/ops.json", "--validate", f"{d}/validate.json",
+                     "--task", task_dir(task), "--symbols", *TASK_SYMBOLS[task],
+                     "--sheet", f"{d}/board.kicad_sch", "--svg", f"{d}/board.svg",
+                     "--out", f"{d}/apply.json", "--timeout", str(STEP_TIMEOUT)],
+            "inputs": [f"{d}/ops.json", f"{d}/validate.json", *draw_files(task)],
+            "outputs": [f"{d}/board.kicad_sch", f"{d}/board.svg", f"{d}/apply.json"],
+            # The libraries' names and bytes, and what apply reads of task.yaml, rather
+            # than more input files: an edit reruns the draws, and a criterion's edit
+            # never does.
+            "salt": {"libraries": TASK_SYMBOLS_SHA256[task],
+                     "draw": TASK_OBJECTS[task].draw_meta_hash()}}
 
 
-rule nets:
-    """The netlist that landed, as akcli extracts it."""
-    input:
-        sheet=pair_path("board.kicad_sch"),
-    output:
-        pair_path("nets.json"),
-    params:
-        fingerprint=step_fingerprint("nets"),
-        timeout=STEP_TIMEOUT,
-    resources:
-        akcli=1,
-    group:
-        "evaluate"
-    log:
-        pair_log("nets"),
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench step nets --sheet {input.sheet} --out {output} --timeout {params.timeout}"
-        " 2> {log}"
+def nets_step(model, task, sample):
+    d = pair_dir(model, task, sample)
+    return {"argv": ["nets", "--sheet", f"{d}/board.kicad_sch", "--out", f"{d}/nets.json",
+                     "--timeout", str(STEP_TIMEOUT)],
+            "inputs": [f"{d}/board.kicad_sch"], "outputs": [f"{d}/nets.json"]}
 
 
-rule simulate:
+def simulate_step(model, task, sample):
     """A design task's testbench on the drawn sheet: akcli sim (ngspice), with corners."""
-    input:
-        sheet=pair_path("board.kicad_sch"),
-        applied=pair_path("apply.json"),
-        nets=pair_path("nets.json"),
-        task_files=task_yaml,
-    output:
-        pair_path("sim.json"),
-    params:
-        task_dir=task_path(),
-        # The simulator's own library file, by hash: an ngspice upgrade reruns simulate
-        # and score, never generate.
-        engine=NGSPICE,
-        fingerprint=step_fingerprint("simulate"),
-        timeout=STEP_TIMEOUT,
-    resources:
-        akcli=1,
-    group:
-        "evaluate"
-    log:
-        pair_log("simulate"),
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench step simulate --sheet {input.sheet} --apply {input.applied}"
-        " --nets {input.nets} --task {params.task_dir:q} --out {output}"
-        " --timeout {params.timeout} 2> {log}"
+    if task not in DESIGN_TASKS:
+        return None
+    d = pair_dir(model, task, sample)
+    return {"argv": ["simulate", "--sheet", f"{d}/board.kicad_sch", "--apply",
+                     f"{d}/apply.json", "--nets", f"{d}/nets.json", "--task", task_dir(task),
+                     "--out", f"{d}/sim.json", "--timeout", str(STEP_TIMEOUT)],
+            "inputs": [f"{d}/board.kicad_sch", f"{d}/apply.json", f"{d}/nets.json",
+                       *task_yaml(task)],
+            "outputs": [f"{d}/sim.json"],
+            # The simulator's own library, by hash: an ngspice upgrade reruns simulate
+            # and score, never generate.
+            "salt": {"engine": NGSPICE}}
 
 
-rule score:
-    """The pair's outcome, its named nets (or its measures, on a design task) and the
-    task's criteria."""
-    input:
-        unpack(score_inputs),
-        agent=pair_path("agent.json"),
-        validation=pair_path("validate.json"),
-        applied=pair_path("apply.json"),
-        nets=pair_path("nets.json"),
-    output:
-        score=pair_path("score.json"),
-        trace=pair_path("trace.json"),
-    params:
-        task_dir=task_path(),
-        sim=sim_flag,
-        fingerprint=step_fingerprint("score"),
-    group:
-        "evaluate"
-    log:
-        pair_log("score"),
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench step score --agent {input.agent}"
-        " --validate {input.validation} --apply {input.applied}"
-        " --nets {input.nets} --task-dir {params.task_dir:q} {params.sim}"
-        " --out {output.score} --trace {output.trace}"
-        " --model {wildcards.model} --task {wildcards.task} --sample {wildcards.sample}"
-        " 2> {log}"
+def score_step(model, task, sample):
+    """The pair's outcome, its named nets (or its measures) and the task's criteria."""
+    d = pair_dir(model, task, sample)
+    sim = [f"{d}/sim.json"] if task in DESIGN_TASKS else []
+    return {"argv": ["score", "--agent", f"{d}/agent.json", "--validate", f"{d}/validate.json",
+                     "--apply", f"{d}/apply.json", "--nets", f"{d}/nets.json",
+                     "--task-dir", task_dir(task), *(["--sim", *sim] if sim else []),
+                     "--out", f"{d}/score.json", "--trace", f"{d}/trace.json",
+                     "--model", model, "--task", task, "--sample", str(sample)],
+            "inputs": [f"{d}/agent.json", f"{d}/validate.json", f"{d}/apply.json",
+                       f"{d}/nets.json", *task_yaml(task), *expected_file(task), *sim],
+            "outputs": [f"{d}/score.json", f"{d}/trace.json"]}
+
+
+for batch in BATCHES:
+    for step, pair_step, akcli in (("validate", validate_step, 1), ("apply", apply_step, 1),
+                                   ("nets", nets_step, 1), ("simulate", simulate_step, 1),
+                                   ("score", score_step, 0)):
+        pairs = batch_pairs(batch, pair_step)
+        if not pairs:  # simulate, in a batch without a design task
+            continue
+
+        rule:
+            name:
+                batch.rule(step)
+            input:
+                batch_inputs(batch, pairs),
+                spec=batch_spec(step, pairs),
+            output:
+                outputs=batch_outputs(batch, pairs),
+                record=update(record_path(batch, step)),
+            resources:
+                akcli=akcli,
+            group:
+                "evaluate"
+            log:
+                batch_log(batch, step),
+            conda:
+                "../../envs/wirebench.yaml"
+            shell:
+                "wirebench step batch --spec {input.spec:q} --record {output.record:q} 2> {log:q}"

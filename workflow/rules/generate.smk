@@ -35,7 +35,12 @@ rule prompt_pack:
 
 
 rule generate:
-    """The agent writes its answer (ops.json) and what happened (agent.json)."""
+    """The agent writes its answer (ops.json) and what happened (agent.json). A job per
+    pair: an agent's answer costs far more than a job, and a batch that failed would take
+    its finished answers with it."""
+    wildcard_constraints:
+        # The offline agents' answers are files: they are copied in batches, below.
+        model=ONLINE_MODELS,
     input:
         unpack(generate_inputs),
     output:
@@ -60,3 +65,37 @@ rule generate:
         " --agent {params.agent}"
         " --task {params.task_dir:q} --sample {wildcards.sample}"
         " --ops {output.ops} --agent-out {output.agent} {params.flags} 2> {log}"
+
+
+def offline_generate_step(model, task, sample):
+    """An offline agent's answer: the task's reference, or a file from the entry's folder."""
+    entry, d = MODELS[model], pair_dir(model, task, sample)
+    inputs = list(generate_inputs(SimpleNamespace(model=model, task=task)).values())
+    return {"argv": ["generate", "--model", model, "--kind", entry["kind"],
+                     "--agent", json.dumps(entry, sort_keys=True), "--task", task_dir(task),
+                     "--sample", str(sample), "--ops", f"{d}/ops.json",
+                     "--agent-out", f"{d}/agent.json"],
+            "inputs": inputs, "outputs": [f"{d}/ops.json", f"{d}/agent.json"],
+            "salt": {"agent_files": AGENT_FILES[model]}}
+
+
+for batch in BATCHES:
+    if MODELS[batch.model]["kind"] not in OFFLINE_KINDS:
+        continue
+    pairs = batch_pairs(batch, offline_generate_step)
+
+    rule:
+        name:
+            batch.rule("generate")
+        input:
+            batch_inputs(batch, pairs),
+            spec=batch_spec("generate", pairs),
+        output:
+            outputs=batch_outputs(batch, pairs),
+            record=update(record_path(batch, "generate")),
+        log:
+            batch_log(batch, "generate"),
+        conda:
+            "../../envs/wirebench.yaml"
+        shell:
+            "wirebench step batch --spec {input.spec:q} --record {output.record:q} 2> {log:q}"

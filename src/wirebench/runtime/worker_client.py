@@ -91,6 +91,10 @@ def may_serve(argv: list[str]) -> bool:
     may run for minutes. The server checks this again, on the agent entry itself."""
     if "-h" in argv or "--help" in argv:
         return False
+    if argv[:1] == ["batch"] and "--spec" in argv[:-1]:
+        from wirebench.steps.batch import served_steps
+
+        return all(may_serve(a) for a in served_steps(argv[argv.index("--spec") + 1]))
     if argv[:1] == ["generate"]:
         from wirebench.agents import OFFLINE_KINDS
 

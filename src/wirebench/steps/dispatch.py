@@ -76,6 +76,10 @@ def _build_step_parser():
     sm.add_argument("--out", required=True, type=Path)
     sm.add_argument("--timeout", type=float, help=_TIMEOUT_HELP)
 
+    b = sub.add_parser("batch", help="one step for a batch of pairs (steps/batch.py)")
+    b.add_argument("--spec", required=True, type=Path, help="the batch's spec")
+    b.add_argument("--record", required=True, type=Path, help="the batch's record: stamps")
+
     s = sub.add_parser("score", help="outcome, nets or measures, criteria: score.json")
     for name in ("validate", "apply", "nets", "out"):
         s.add_argument(f"--{name}", required=True, type=Path)
@@ -95,6 +99,10 @@ def run_step(argv: list[str]) -> int:
     from pathlib import Path
 
     args = _step_parser().parse_args(argv)
+    if args.step == "batch":
+        from wirebench.steps.batch import run_batch
+
+        return run_batch(args.spec, args.record)
     if args.step != "prompt":  # per-pair steps: clear what a killed earlier try left
         from wirebench.evidence.files import sweep
 

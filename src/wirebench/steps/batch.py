@@ -1,0 +1,183 @@
+"""Batches: one Snakemake job runs one step for many pairs of one model.
+
+Snakemake costs about 10 ms of its own CPU a job (its scheduler, metadata records, the
+job shell), more than a whole step of a small pair. So the workflow hands a job a batch
+of pairs (config `batch`), and each pair keeps its own files as Snakemake's targets.
+
+A batch's spec lists, for each pair, the argv of its step (`wirebench step ...` without
+the leading words), its input and output files and what else decides its result (the
+`salt`: library hashes, the simulator's identity). The job's record keeps a stamp per
+pair, a hash of all of that and of its inputs' bytes. The outputs are update()-flagged:
+Snakemake leaves them in place, and this runner redoes only the pairs whose stamp
+changed or whose outputs are missing. So a rerun after one answer changed redraws that
+pair alone, and a batch cut short keeps every pair it finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wirebench.evidence.files import dumps, read_json, write_bytes_atomic, write_json
+
+RECORD_SCHEMA = "wirebench.batch/1"
+
+
+@dataclass
+class Batch:
+    """One model's pairs that share a job for every step."""
+
+    model: str
+    number: int
+    pairs: list[tuple[str, int]] = field(default_factory=list)  # (task, sample)
+
+    @property
+    def id(self) -> str:
+        return f"{_rule_word(self.model)}__{self.number:04d}"
+
+    def rule(self, step: str) -> str:
+        return f"{step}__{self.id}"
+
+
+def _rule_word(model: str) -> str:
+    # Rule names are words: a model's `.` and `-` become `_` (the workflow refuses two
+    # models that collide this way).
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in model)
+
+
+def partition(models: list[str], tasks: list[str], samples: list[int],
+              size: int) -> list[Batch]:
+    """Each model's pairs, task by task and sample by sample, in runs of `size`. A task's
+    samples sit together, and so stay together when tasks are added."""
+    if size < 1:
+        raise ValueError(f"batch size must be at least 1, not {size}")
+    batches = []
+    for model in models:
+        pairs = [(t, s) for t in tasks for s in samples]
+        for n, start in enumerate(range(0, len(pairs), size), 1):
+            batches.append(Batch(model, n, pairs[start:start + size]))
+    return batches
+
+
+def write_spec(folder: str | os.PathLike, spec: dict) -> str:
+    """The spec, stored under its own hash: its path changes exactly when its content does
+    (a params change to Snakemake), and writing it again is free. Returns the path."""
+    data = dumps(spec).encode()
+    path = Path(folder) / f"{hashlib.sha256(data).hexdigest()[:24]}.json"
+    if not path.is_file():
+        write_bytes_atomic(path, data)
+    return str(path)
+
+
+def stamp(fingerprint: str, pair: dict) -> str:
+    """What decides a pair's result: the step's code, its argv and salt, its inputs' bytes."""
+    h = hashlib.sha256(json.dumps([fingerprint, pair["argv"], pair.get("salt")],
+                                  sort_keys=True).encode())
+    for name in pair["inputs"]:
+        try:
+            with open(name, "rb") as fh:
+                h.update(b"\0" + hashlib.sha256(fh.read()).digest())
+        except FileNotFoundError:
+            h.update(b"\0missing")
+    return h.hexdigest()
+
+
+def _previous(record: Path) -> dict:
+    try:
+        doc = read_json(record)
+    except (OSError, ValueError):
+        return {}
+    return doc.get("pairs", {}) if doc.get("schema") == RECORD_SCHEMA else {}
+
+
+def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike) -> int:
+    """Every pair of the batch whose stamp changed, through the one-pair step. A pair that
+    crashes is named in the log and the others go on; the job fails at the end (exit 70)
+    so Snakemake reports it. The record is rewritten after each pair, so a kill keeps
+    the stamps of the pairs that finished."""
+    from wirebench.steps.dispatch import run_step
+
+    spec = read_json(spec_path)
+    record = Path(record)
+    before = _previous(record)
+    ids = {p["id"] for p in spec["pairs"]}
+    done = {k: v for k, v in before.items() if k in ids}
+    failed, kept = [], set()
+    for pair in spec["pairs"]:
+        key = stamp(spec["fingerprint"], pair)
+        if _current(done.get(pair["id"], {}), key, pair):
+            kept.add(pair["id"])
+            continue
+        if done.pop(pair["id"], None):  # its outputs are about to change: no stale stamp
+            _write(record, spec, done)
+        print(f"== {pair['id']}", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        try:
+            rc = run_step(pair["argv"])
+        except Exception as exc:  # one pair's crash: the rest of the batch still runs
+            import traceback
+
+            traceback.print_exc()
+            print(f"wirebench: {pair['id']}: the {spec['step']} step crashed: {exc}",
+                  file=sys.stderr)
+            rc = 70
+        if rc:
+            failed.append(pair["id"])
+            continue
+        done[pair["id"]] = {"stamp": key, "outputs": _digest(pair["outputs"])}
+        print(f"   {time.perf_counter() - start:.3f} s", file=sys.stderr, flush=True)
+        _write(record, spec, done)
+    _write(record, spec, done)
+    ran = len(spec["pairs"]) - len(failed) - sum(1 for p in spec["pairs"] if p["id"] in kept)
+    print(f"wirebench: {spec['step']}: {ran} pair(s) run, {len(kept)} current, "
+          f"{len(failed)} failed", file=sys.stderr)
+    if failed:
+        print(f"wirebench: the {spec['step']} step failed for {len(failed)} pair(s): "
+              + ", ".join(failed), file=sys.stderr)
+        return 70
+    return 0
+
+
+def _current(recorded: dict, key: str, pair: dict) -> bool:
+    """Did the pair's last run have these inputs, and are its outputs still the ones it
+    wrote? Outputs older than an input (its file times touched, restored from an archive)
+    are touched too: Snakemake would otherwise find the batch out of date on every run."""
+    if recorded.get("stamp") != key or recorded.get("outputs") != _digest(pair["outputs"]):
+        return False
+    newest = max((os.stat(p).st_mtime_ns for p in pair["inputs"] if os.path.exists(p)),
+                 default=0)
+    if min(os.stat(p).st_mtime_ns for p in pair["outputs"]) < newest:
+        for p in pair["outputs"]:
+            os.utime(p)
+    return True
+
+
+def _digest(paths: list[str]) -> str | None:
+    """The outputs' bytes, in the record: a later step's batch reads this step's files
+    through the record, so the record changes exactly when they do."""
+    h = hashlib.sha256()
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+        except FileNotFoundError:
+            return None
+    return h.hexdigest()
+
+
+def _write(record: Path, spec: dict, done: dict) -> None:
+    write_json(record, {"schema": RECORD_SCHEMA, "step": spec["step"],
+                        "pairs": dict(sorted(done.items()))})
+
+
+def served_steps(spec_path: str | os.PathLike) -> list[list[str]]:
+    """The argvs a batch would run (the worker checks each one before it takes it)."""
+    try:
+        return [p["argv"] for p in read_json(spec_path)["pairs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [["batch"]]  # unreadable: let the local process report it
