@@ -15,6 +15,7 @@ envvars:
     *SECRET_ENVVARS,
 
 
+include: "workflow/rules/batches.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"

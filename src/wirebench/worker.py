@@ -282,7 +282,7 @@ def _refusal(argv: list) -> str | None:
 
     if not may_serve(argv):
         return f"the worker does not run `{' '.join(argv[:1])}` steps of this kind"
-    if argv[:1] == ["batch"] and "--spec" in argv[:-1]:  # each of its pairs' steps, as if sent one by one
+    if argv[:1] == ["batch"] and "--spec" in argv[:-1]:  # each pair's step, one by one
         from wirebench.steps.batch import served_steps
 
         return next(filter(None, map(_refusal, served_steps(argv[argv.index("--spec") + 1]))),

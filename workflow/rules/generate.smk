@@ -67,18 +67,6 @@ rule generate:
         " --ops {output.ops} --agent-out {output.agent} {params.flags} 2> {log}"
 
 
-def offline_generate_step(model, task, sample):
-    """An offline agent's answer: the task's reference, or a file from the entry's folder."""
-    entry, d = MODELS[model], pair_dir(model, task, sample)
-    inputs = list(generate_inputs(SimpleNamespace(model=model, task=task)).values())
-    return {"argv": ["generate", "--model", model, "--kind", entry["kind"],
-                     "--agent", json.dumps(entry, sort_keys=True), "--task", task_dir(task),
-                     "--sample", str(sample), "--ops", f"{d}/ops.json",
-                     "--agent-out", f"{d}/agent.json"],
-            "inputs": inputs, "outputs": [f"{d}/ops.json", f"{d}/agent.json"],
-            "salt": {"agent_files": AGENT_FILES[model]}}
-
-
 for batch in BATCHES:
     if MODELS[batch.model]["kind"] not in OFFLINE_KINDS:
         continue
