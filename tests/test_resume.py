@@ -4,6 +4,7 @@ recomputed, no agent call is repeated for a finished pair, nothing is half-writt
 from __future__ import annotations
 
 import http.server
+import json
 import os
 import shutil
 import signal
@@ -22,6 +23,11 @@ urllib.request.urlopen(sys.argv[1] + os.environ["TASK_ID"]).read()
 time.sleep(0.6)
 shutil.copy(os.path.join(sys.argv[2], os.environ["TASK_ID"] + ".json"), os.environ["OPS_OUT"])
 """
+
+
+# Each step's files, as its batch's record vouches for them.
+RECORDED = {"validate": ["validate.json"], "apply": ["board.kicad_sch", "board.svg", "apply.json"],
+            "nets": ["nets.json"], "score": ["score.json", "trace.json"]}
 
 
 class _Counter(http.server.BaseHTTPRequestHandler):
@@ -59,13 +65,15 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     project = Project(tmp_path / "wb").configure(
         {"slow": {"kind": "command", "command": f"{sys.executable} {tmp_path / 'agent.py'} "
                   f"{counter_url} {answers}", "retries": 0,
-                  "expose": [str(tmp_path / "agent.py"), str(answers)]}}, tasks_dir="tasks")
+                  "expose": [str(tmp_path / "agent.py"), str(answers)]}}, tasks_dir="tasks",
+        batch=3)
     cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(project.root), "--cores", "2"]
     run = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     runs = project.root / "results" / "runs" / "slow"
     deadline = time.monotonic() + 120
-    while len(list(runs.glob("*/1/score.json"))) < 3 and time.monotonic() < deadline:
+    # Until a batch of scores is finished (Snakemake no longer marks it incomplete).
+    while not project.finished_scores("slow") and time.monotonic() < deadline:
         time.sleep(0.05)
     os.killpg(run.pid, signal.SIGKILL)
     run.wait()
@@ -83,6 +91,14 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     assert 1 <= len(finished) < len(tasks), "the kill must land mid-run"
     calls_before = list(calls)
 
+    # Within a batch cut short, the pairs its record names had finished: they are kept too.
+    recorded = {}
+    for record in (project.root / "results" / "batches" / "slow").glob("*/*.json"):
+        for pair in json.loads(record.read_text())["pairs"]:
+            for name in RECORDED[record.stem]:
+                path = project.root / "results" / "runs" / pair / name
+                recorded[path] = (path.read_bytes(), path.stat().st_mtime_ns)
+
     # Snakemake keeps its lock after a kill -9; --unlock is the documented way back.
     project.snakemake("--unlock")
     project.snakemake()
@@ -90,6 +106,9 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     for task, (data, mtime) in finished.items():
         score = runs / task / "1" / "score.json"
         assert (score.read_bytes(), score.stat().st_mtime_ns) == (data, mtime), task
+    for path, (data, mtime) in recorded.items():
+        assert (path.read_bytes(), path.stat().st_mtime_ns) == (data, mtime), path
+    assert any(p.name == "score.json" for p in recorded)
     calls_after = list(calls)
     for task in finished:
         assert calls_after.count(task) == 1, f"{task}: its agent was called again"

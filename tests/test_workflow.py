@@ -142,11 +142,20 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
         ("again", "01-divider"), ("again", "12-battery-sense-divider-macro")]
     assert not (project.root / "results" / "runs" / "reference").exists()
 
+    # One pair's target builds that pair alone with a batch of one...
     target = "results/runs/reference/02-rc-lowpass/1/score.json"
-    project.snakemake(target)
+    project.snakemake(target, "--config", "batch=1")
     assert project.score("reference", "02-rc-lowpass")["passed"]
-    assert sorted(p.name for p in (project.root / "results" / "runs" / "reference").iterdir()) \
-        == ["02-rc-lowpass"]
+    runs = project.root / "results" / "runs" / "reference"
+    assert sorted(p.name for p in runs.iterdir()) == ["02-rc-lowpass"]
+    # ... and its batch by default: up to 25 pairs of that model, and nothing else.
+    project.snakemake("results/runs/reference/b03-usb-c-sink/1/score.json")
+    records = list((project.root / "results" / "batches" / "reference").glob("*/score.json"))
+    batch = [set(json.loads(r.read_text())["pairs"]) for r in records]
+    batch = next(b for b in batch if "reference/b03-usb-c-sink/1" in b)
+    assert 1 < len(batch) <= 25
+    built = {f"reference/{p.name}/1" for p in runs.iterdir()}
+    assert built == batch | {"reference/02-rc-lowpass/1"}
 
 
 def test_a_models_file_replaces_the_configs_models(project, tmp_path):
