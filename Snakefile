@@ -33,3 +33,7 @@ rule all:
         f"{RESULTS}/verdict.json",
         # --config strict=true: the run fails unless the gate passes.
         [f"{RESULTS}/gate.json"] if config.get("strict") else [],
+
+
+# Step names on the command line (`--forcerun apply`) stand for the step's batch rules.
+steps_as_rules()

@@ -44,7 +44,7 @@ class Project:
         self.config_path.write_text(yaml.safe_dump(config))
         return self
 
-    def self_contained(self, task_ids: list[str]) -> Project:
+    def self_contained(self, task_ids: list[str], **extra) -> Project:
         """Its own copy of these tasks, the symbols and the skills, with the reference and
         the heuristic baseline (`base`) as models: a world a test may edit."""
         for t in task_ids:
@@ -56,7 +56,8 @@ class Project:
              "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
                       "skills": "skills"}},
             tasks_dir="tasks", symbols=sorted(f"symbols/{p.name}"
-                                              for p in (REPO / "symbols").glob("*.kicad_sym")))
+                                              for p in (REPO / "symbols").glob("*.kicad_sym")),
+            **extra)
 
     def snakemake(self, *args: str, check: bool = True, env: dict | None = None):
         cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(self.root),

@@ -111,7 +111,7 @@ def test_each_bad_input_is_a_named_verdict_on_its_own_pair(bad_run, model, outco
     row = _row(project, model)
     assert row.outcome == outcome, row.errors
     assert phrase in row.errors, row.errors
-    for log in (project.root / "results" / "logs" / model).rglob("*.log"):
+    for log in (project.root / "results" / "logs").rglob("*.log"):
         assert "Traceback" not in log.read_text(errors="replace"), log
 
 

@@ -22,7 +22,8 @@ DESIGN = [t for t in TASK_IDS if t.startswith("d")]
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    project = Project(tmp_path_factory.mktemp("design") / "wb").self_contained(TASK_IDS)
+    # A batch of one pair: the rerun counts below are pairs.
+    project = Project(tmp_path_factory.mktemp("design") / "wb").self_contained(TASK_IDS, batch=1)
     project.snakemake()
     return project
 

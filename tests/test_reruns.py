@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import Project
 
 import wirebench
@@ -46,9 +45,7 @@ def job_counts(proc) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("reruns")
-    project = Project(root / "wb").self_contained(TASK_IDS)
-    config = yaml.safe_load(project.config_path.read_text())
-    project.config_path.write_text(yaml.safe_dump({**config, "batch": 1}))
+    project = Project(root / "wb").self_contained(TASK_IDS, batch=1)
     # A private copy of the package, first on PYTHONPATH, so a test can edit "the code".
     shutil.copytree(Path(wirebench.__file__).parent, root / "pkg" / "wirebench",
                     ignore=shutil.ignore_patterns("__pycache__"))

@@ -315,14 +315,14 @@ def test_worker_and_own_process_give_identical_results(project, tmp_path):
     # before the workflow's last change to the jobs' environment once named another worker
     # than the one the jobs started, and every step went through Python.)
     project.snakemake("--forcerun", "validate", env={"PYTHONPROFILEIMPORTTIME": "1"})
-    logs = [p for p in (project.root / "results" / "logs" / "reference").glob("*/1/*.log")
-            if p.stem in ("validate", "apply", "nets", "score")]
-    assert len(logs) == 4 * len(tasks)
+    logs = [p for p in (project.root / "results" / "logs" / "batches" / "reference").glob(
+        "*/*.log") if p.stem in ("validate", "apply", "nets", "score")]
+    assert len(logs) == 4  # both pairs in one batch
     assert [p for p in logs if "import time:" in p.read_text()] == []
     local.snakemake("--forcerun", "validate",
                     env={"PYTHONPROFILEIMPORTTIME": "1", "WIREBENCH_WORKER": "0"})
-    assert "import time:" in (local.root / "results" / "logs" / "reference" / tasks[0] / "1"
-                              / "validate.log").read_text(), "the check can see a client"
+    assert "import time:" in (local.root / "results" / "logs" / "batches" / "reference" /
+                              "0001" / "validate.log").read_text(), "the check can see a client"
 
 
 def test_an_unknown_model_kind_stops_the_run_naming_the_key(project):
@@ -402,7 +402,8 @@ def test_editing_an_agents_own_script_reruns_only_that_model(project):
                      "command": f"{sys.executable} \"$PROJECT_DIR/agents/{name}.py\""}
               for name in ("mine", "other")}
     tasks = ["01-divider", "02-rc-lowpass"]
-    project.configure(models, tasks=tasks).snakemake()  # no infra error: the scripts ran
+    # A batch of one pair: the counts below are pairs. No infra error: the scripts ran.
+    project.configure(models, tasks=tasks, batch=1).snakemake()
     assert set(project.summary()["outcome"]) == {"success"}  # an empty sheet, drawn
     (agents / "mine.py").write_text(script + "# tuned\n")
     counts = job_counts(project.snakemake("-n"))
@@ -427,7 +428,7 @@ def test_retry_infra_reruns_the_infra_pairs_and_nothing_else(project, tmp_path):
               "flaky": {"kind": "command", "retries": 0, "expose": [str(up), str(answers)],
                         "command": f"test -e {up}/flag || exit 3; "
                                    f"cp {answers}/$TASK_ID.json \"$OPS_OUT\""}}
-    project.configure(models, tasks=tasks, max_infra_rate=1.0).snakemake()
+    project.configure(models, tasks=tasks, max_infra_rate=1.0, batch=1).snakemake()
     df = project.summary().set_index("model")
     assert list(df.loc["flaky", "outcome"]) == ["infra_error"] * 2
     (up / "flag").touch()  # the agent is back

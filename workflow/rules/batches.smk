@@ -166,3 +166,14 @@ def score_step(model, task, sample):
             "inputs": [f"{d}/agent.json", f"{d}/validate.json", f"{d}/apply.json",
                        f"{d}/nets.json", *task_yaml(task), *expected_file(task), *sim],
             "outputs": [f"{d}/score.json", f"{d}/trace.json"]}
+
+
+
+def steps_as_rules():
+    """`--forcerun apply`, `--until nets`, `--omit-from score` and a step as a target name
+    the step's rules, one a batch."""
+    by_step = {}
+    for rule in workflow.rules:
+        if "__" in rule.name:
+            by_step.setdefault(rule.name.split("__")[0], []).append(rule.name)
+    rule_groups_by_name(by_step)

@@ -37,6 +37,7 @@ from wirebench.runtime.snakemake_process import (
     defer_remaining_jobs,
     fresh_bytecode,
     job_shell_prefix,
+    rule_groups_by_name,
     spare_the_collector,
     stop_scheduler_timers,
 )

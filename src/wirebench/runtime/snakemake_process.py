@@ -172,3 +172,28 @@ class Deferred(Sequence):
 
     def __iter__(self):
         return iter(self._list())
+
+
+def rule_groups_by_name(groups: dict[str, list[str]]) -> None:
+    """Let the command line name a group of rules by one name: `--forcerun apply` for
+    every batch's apply rule (the workflow makes a rule per step and batch). Targets,
+    --forcerun, --until and --omit-from are rewritten just before the DAG is built: they
+    are not known while the Snakefile is read."""
+    from snakemake.workflow import Workflow
+
+    original = Workflow._prepare_dag
+    if getattr(original, "rule_groups", None) is not None:
+        original.rule_groups.update(groups)
+        return
+
+    def prepare_dag(self, *args, **kwargs):
+        settings = self.dag_settings
+        for key in ("targets", "forcerun", "until", "omit_from"):
+            names = getattr(settings, key)
+            if any(n in prepare_dag.rule_groups for n in names):
+                setattr(settings, key, type(names)(
+                    r for n in names for r in prepare_dag.rule_groups.get(n, [n])))
+        return original(self, *args, **kwargs)
+
+    prepare_dag.rule_groups = dict(groups)
+    Workflow._prepare_dag = prepare_dag
