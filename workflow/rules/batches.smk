@@ -173,7 +173,7 @@ def steps_as_rules():
     """`--forcerun apply`, `--until nets`, `--omit-from score` and a step as a target name
     the step's rules, one a batch."""
     by_step = {}
-    for rule in workflow.rules:
-        if "__" in rule.name:
-            by_step.setdefault(rule.name.split("__")[0], []).append(rule.name)
+    for name in (r.name for r in workflow.rules):
+        if "__" in name:
+            by_step.setdefault(name.split("__")[0], []).append(name)
     rule_groups_by_name(by_step)

@@ -81,6 +81,9 @@ for batch in BATCHES:
         output:
             outputs=batch_outputs(batch, pairs),
             record=update(record_path(batch, "generate")),
+        group:
+            # On a cluster, inside its batch's job: copying answers is no job of its own.
+            "evaluate"
         log:
             batch_log(batch, "generate"),
         conda:
