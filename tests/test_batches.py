@@ -13,6 +13,7 @@ from pathlib import Path
 from conftest import TASKS, Project, write_ops
 
 from wirebench.steps.batch import partition, run_batch, write_spec
+from wirebench.steps.dispatch import run_step
 
 FOUR = ["01-divider", "02-rc-lowpass", "03-pi-filter", "04-i2c-pullups"]
 
@@ -102,13 +103,13 @@ def test_a_pair_that_crashes_is_named_and_the_others_are_kept(tmp_path, capsys):
     spec = write_spec(tmp_path / "specs", {"step": "validate", "fingerprint": "f",
                                             "pairs": [good, bad, other]})
     record = tmp_path / "record.json"
-    assert run_batch(spec, record) == 70
+    assert run_batch(spec, record, run_step) == 70
     err = capsys.readouterr().err
     assert "failed for 1 pair(s): m/b/1" in err
     assert sorted(json.loads(record.read_text())["pairs"]) == ["m/a/1", "m/c/1"]
     assert json.loads((tmp_path / "a" / "validate.json").read_text())["valid"]
     # A second run redoes only the pair that failed.
-    assert run_batch(spec, record) == 70
+    assert run_batch(spec, record, run_step) == 70
     assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("== ")] == [
         "== m/b/1"]
 

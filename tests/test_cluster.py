@@ -47,7 +47,7 @@ def test_slurm_gives_the_local_summary_pair_for_pair(slurm, tmp_path):
     a = local.summary()[COMPARED].sort_values(["model", "task"]).reset_index(drop=True)
     b = cluster.summary()[COMPARED].sort_values(["model", "task"]).reset_index(drop=True)
     assert a.equals(b), (a.compare(b))
-    # Each pair's four evaluate steps ran as one Slurm job (group "evaluate").
+    # Each batch's steps ran as one Slurm job (group "evaluate").
     log = (cluster.root / ".snakemake" / "log")
     text = "".join(p.read_text() for p in log.glob("*.log"))
     assert "Group job evaluate" in text
@@ -55,8 +55,9 @@ def test_slurm_gives_the_local_summary_pair_for_pair(slurm, tmp_path):
 
 def test_killing_the_client_keeps_finished_pairs(slurm, tmp_path):
     tasks = ["01-divider", "02-rc-lowpass", "03-pi-filter", "04-i2c-pullups"]
+    # A batch of one pair: a Slurm job per pair's steps, so the kill can land between.
     project = Project(tmp_path / "wb").configure({"reference": {"kind": "reference"}},
-                                                 tasks=tasks)
+                                                 tasks=tasks, batch=1)
     cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "-d", str(project.root), "--cores", "2",
            "--workflow-profile", str(REPO / "profiles" / "slurm"), *FAST_POLLING]
     client = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -94,7 +95,8 @@ def test_the_slurm_profile_gives_the_local_dag(tmp_path):
     local = job_counts(project.snakemake("-n"))
     slurm = job_counts(project.snakemake("-n", "--workflow-profile",
                                          str(REPO / "profiles" / "slurm")))
-    assert local == slurm and local["generate"] == 4 and local["score"] == 4
+    # A job per baseline answer, one for the reference's batch; a scoring batch per model.
+    assert local == slurm and local["generate"] == 3 and local["score"] == 2
 
 
 def test_the_kubernetes_profile_dry_runs_without_a_cluster(tmp_path):
@@ -113,4 +115,4 @@ def test_the_kubernetes_profile_dry_runs_without_a_cluster(tmp_path):
         cwd=project.root, env={**os.environ, "PWD": str(project.root)}, capture_output=True,
         text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert job_counts(proc)["generate"] == 4
+    assert job_counts(proc)["generate"] == 3

@@ -194,7 +194,7 @@ def _serve_one(conn) -> bool:
             request = recv(conn)
             if request is None:
                 return True  # the client went away before it asked anything
-            refused = _refusal(request["argv"])
+            refused = _refusal(request["argv"], request["cwd"])
             if refused:
                 send(conn, {"rc": 2, "stdout": "", "stderr": f"wirebench worker: {refused}\n",
                             "server": os.getpid()})
@@ -205,7 +205,7 @@ def _serve_one(conn) -> bool:
         request = _read_shell_request(conn)
         if request is None:
             return True  # a wrong token, or not our protocol: no answer at all
-        if _refusal(request["argv"]):
+        if _refusal(request["argv"], request["cwd"]):
             # Not an error: the job shell runs such steps through the Python client.
             conn.sendall(REPLY_TOKEN + b"\0local\0\0\0")
             return True
@@ -271,7 +271,7 @@ def _peer_uid(conn) -> int:
     return struct.unpack("3i", creds)[1]
 
 
-def _refusal(argv: list) -> str | None:
+def _refusal(argv: list, cwd: str = ".") -> str | None:
     """Why this server must not run the step, or None. Agents that are not offline need
     the caller's environment and run in a sandbox of their own; they never run here, even
     if a client asks (the --kind flag and the entry itself must both be offline)."""
@@ -280,13 +280,15 @@ def _refusal(argv: list) -> str | None:
     from wirebench.agents import OFFLINE_KINDS
     from wirebench.runtime.worker_client import may_serve
 
-    if not may_serve(argv):
+    if not may_serve(argv, cwd):
         return f"the worker does not run `{' '.join(argv[:1])}` steps of this kind"
     if argv[:1] == ["batch"] and "--spec" in argv[:-1]:  # each pair's step, one by one
-        from wirebench.steps.batch import served_steps
+        from wirebench.runtime.worker_client import batch_steps
 
-        return next(filter(None, map(_refusal, served_steps(argv[argv.index("--spec") + 1]))),
-                    None)
+        steps = batch_steps(os.path.join(cwd, argv[argv.index("--spec") + 1]))
+        if steps is None:
+            return "a batch whose spec cannot be read"
+        return next(filter(None, (_refusal(step, cwd) for step in steps)), None)
     if argv[:1] == ["generate"]:
         try:
             entry = json.loads(argv[argv.index("--agent") + 1])

@@ -86,21 +86,32 @@ def tcp_file(path: str) -> str:
     return path + ".tcp"
 
 
-def may_serve(argv: list[str]) -> bool:
+def may_serve(argv: list[str], cwd: str = ".") -> bool:
     """Steps the worker may run: all but agents that need the environment (API keys), or
     may run for minutes. The server checks this again, on the agent entry itself."""
     if "-h" in argv or "--help" in argv:
         return False
     if argv[:1] == ["batch"] and "--spec" in argv[:-1]:
-        from wirebench.steps.batch import served_steps
-
-        return all(may_serve(a) for a in served_steps(argv[argv.index("--spec") + 1]))
+        steps = batch_steps(os.path.join(cwd, argv[argv.index("--spec") + 1]))
+        return steps is not None and all(may_serve(a) for a in steps)
     if argv[:1] == ["generate"]:
         from wirebench.agents import OFFLINE_KINDS
 
         kind = argv[argv.index("--kind") + 1] if "--kind" in argv[:-1] else None
         return kind in OFFLINE_KINDS
     return True
+
+
+def batch_steps(spec_path: str) -> list[list[str]] | None:
+    """The argvs a batch's spec would run (steps/batch.py), each one the worker must be
+    allowed to run as if it came alone; None if the spec cannot be read."""
+    import json
+
+    try:
+        with open(spec_path, encoding="utf-8") as fh:
+            return [pair["argv"] for pair in json.load(fh)["pairs"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # the step reports it, in a process of its own
 
 
 def send(sock: socket, payload: dict) -> None:

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,13 +96,12 @@ def _previous(record: Path) -> dict:
     return doc.get("pairs", {}) if doc.get("schema") == RECORD_SCHEMA else {}
 
 
-def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike) -> int:
-    """Every pair of the batch whose stamp changed, through the one-pair step. A pair that
-    crashes is named in the log and the others go on; the job fails at the end (exit 70)
-    so Snakemake reports it. The record is rewritten after each pair, so a kill keeps
+def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
+              run_step: Callable[[list[str]], int]) -> int:
+    """Every pair of the batch whose stamp changed, through `run_step` (the dispatcher's).
+    A pair that crashes is named in the log and the others go on; the job fails at the
+    end (exit 70) so Snakemake reports it. The record is rewritten after each pair, so a kill keeps
     the stamps of the pairs that finished."""
-    from wirebench.steps.dispatch import run_step
-
     spec = read_json(spec_path)
     record = Path(record)
     before = _previous(record)
@@ -166,11 +166,3 @@ def _digest(paths: list[str]) -> str | None:
 def _write(record: Path, spec: dict, done: dict) -> None:
     write_json(record, {"schema": RECORD_SCHEMA, "step": spec["step"],
                         "pairs": dict(sorted(done.items()))})
-
-
-def served_steps(spec_path: str | os.PathLike) -> list[list[str]]:
-    """The argvs a batch would run (the worker checks each one before it takes it)."""
-    try:
-        return [p["argv"] for p in read_json(spec_path)["pairs"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        return [["batch"]]  # unreadable: let the local process report it

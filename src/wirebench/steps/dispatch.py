@@ -102,7 +102,7 @@ def run_step(argv: list[str]) -> int:
     if args.step == "batch":
         from wirebench.steps.batch import run_batch
 
-        return run_batch(args.spec, args.record)
+        return run_batch(args.spec, args.record, run_step)
     if args.step != "prompt":  # per-pair steps: clear what a killed earlier try left
         from wirebench.evidence.files import sweep
 
