@@ -92,9 +92,10 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     calls_before = list(calls)
 
     # Within a batch cut short, the pairs its record names had finished: they are kept too.
-    recorded = {}
+    recorded, done = {}, set()
     for record in (project.root / "results" / "batches" / "slow").glob("*/*.json"):
         for pair in json.loads(record.read_text())["pairs"]:
+            done.add((record.stem, pair))
             for name in RECORDED[record.stem]:
                 path = project.root / "results" / "runs" / pair / name
                 recorded[path] = path.read_bytes()
@@ -111,10 +112,10 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     for path, data in recorded.items():
         assert path.read_bytes() == data, path
     assert any(p.name == "score.json" for p in recorded)
-    redone = {line[3:] for log in (project.root / "results" / "logs").rglob("*.log")
+    redone = {(log.stem, line[3:]) for log in (project.root / "results" / "logs").rglob("*.log")
               if log.stat().st_mtime > resumed
               for line in log.read_text().splitlines() if line.startswith("== ")}
-    assert not redone & {str(p.parent.relative_to(runs.parent)) for p in recorded}
+    assert done and not redone & done, redone & done
     calls_after = list(calls)
     for task in finished:
         assert calls_after.count(task) == 1, f"{task}: its agent was called again"
