@@ -88,6 +88,11 @@ def batch_outputs(batch, pairs):
     return outputs
 
 
+def batch_runtime(pairs):
+    """Minutes for a batch's job if every pair takes its step's time limit, at least 15."""
+    return max(15, int(-(-len(pairs) * STEP_TIMEOUT // 60)))
+
+
 def record_path(batch, step):
     return f"{RESULTS}/batches/{batch.model}/{batch.number:04d}/{step}.json"
 

@@ -27,6 +27,9 @@ for batch in BATCHES:
                 record=update(record_path(batch, step)),
             resources:
                 akcli=akcli,
+                # Every pair may take its step's time limit: a cluster must not end the job
+                # first (a job it cancels is put back as it was, and would only run again).
+                runtime=batch_runtime(pairs),
             group:
                 "evaluate"
             log:
