@@ -192,3 +192,19 @@ def test_history_over_archived_runs(two_runs, tmp_path):
     rows = (tmp_path / "history.csv").read_text().splitlines()
     assert len(rows) == 3 and all(",m," in r for r in rows[1:])
     assert (tmp_path / "history.svg").read_text().startswith("<svg")
+
+
+def test_the_heatmap_colours_each_cell_by_its_pairs_verdicts():
+    import pandas as pd
+
+    from wirebench.reports.report_html import SHADES, heatmap
+
+    rows = [("m", "all", 1.0, True, "success"), ("m", "all", 1.0, True, "success"),
+            ("m", "half", 1.0, True, "success"), ("m", "half", 0.5, False, "invalid"),
+            ("m", "none", 0.0, False, "blocked"), ("m", "down", None, False, "infra_error")]
+    df = pd.DataFrame(rows, columns=["model", "task", "score", "passed", "outcome"])
+    svg = heatmap(df, ["m"], ["all", "half", "none", "down"])
+    cells = re.findall(r"<rect [^>]*fill='([^']+)'[^>]*><title>m / (\w+): (\w+)</title>", svg)
+    assert cells == [(SHADES["passed"], "all", "passed"), (SHADES["some"], "half", "some"),
+                     (SHADES["failed"], "none", "failed"), (SHADES["infra"], "down", "infra")]
+    assert ">0.75I<" in svg and ">0.00B<" in svg and ">X<" in svg

@@ -1,7 +1,7 @@
 """results/report.html: one self-contained page (no network, no external files).
 
 - a model x task heatmap of score and outcome, and each model's pass rate with its 95%
-  Wilson interval (matplotlib, inlined as SVG);
+  Wilson interval (inline SVG);
 - pass@1, pass@k and pass^k per model when there are repeats;
 - the `needs_human` items, each with its rendered sheet;
 - pass rates by tier and by family;
@@ -45,60 +45,89 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
+# The heatmap and the pass rates are drawn as SVG here rather than by matplotlib: at 200
+# pairs matplotlib took about 1.5 s of the report's 2 (its import, and an artist a cell).
+SHADES = {"failed": "#e8a3a5", "some": "#f3d9a4", "passed": "#a8d8b2", "infra": "#d5d7de"}
+
+
+def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "middle",
+          extra: str = "") -> str:
+    return (f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}' text-anchor='{anchor}' "
+            f"dominant-baseline='middle'{extra}>{escape(text)}</text>")
+
+
 def heatmap(df, models: list[str], tasks: list[str]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.colors import ListedColormap
-
-    # The colour says pass or fail (a pair can fail with a score of 1.00: a criterion
-    # failed); the score is the cell's text. Over samples, the share that passed.
+    """Model x task cells: the colour says pass or fail (a pair can fail with a score of
+    1.00: a criterion failed), the text the mean score and the outcome marks; over
+    samples, amber when some passed."""
     scored = df[df["outcome"] != "infra_error"]
-    grid = scored.groupby(["task", "model"])["score"].mean().unstack("model").reindex(
-        index=tasks, columns=models)
-    passed = scored.groupby(["task", "model"])["passed"].mean().unstack("model").reindex(
-        index=tasks, columns=models)
+    score = scored.groupby(["task", "model"])["score"].mean().to_dict()
+    passed = scored.groupby(["task", "model"])["passed"].mean().to_dict()
     marks = df.groupby(["task", "model"])["outcome"].agg(
-        lambda s: "".join(sorted({OUTCOME_MARK.get(o, "?") for o in s}))).unstack("model")
-    fig, ax = plt.subplots(figsize=(1.4 + 1.1 * len(models), 0.8 + 0.28 * len(tasks)))
-    shades = ListedColormap(["#e8a3a5", "#f3d9a4", "#a8d8b2"])  # failed, some passed, passed
-    share = passed.to_numpy(dtype=float)
-    levels = np.where(np.isnan(share), np.nan, (share > 0) * 1.0 + (share >= 1) * 1.0)
-    cmap = shades.with_extremes(bad="#d5d7de")  # infra errors only: no verdict
-    ax.imshow(levels, cmap=cmap, vmin=-0.5, vmax=2.5, aspect="auto")
-    ax.set_xticks(range(len(models)), models, rotation=30, ha="right")
-    ax.set_yticks(range(len(tasks)), tasks, fontsize=8)
+        lambda s: "".join(sorted({OUTCOME_MARK.get(o, "?") for o in s}))).to_dict()
+    cell_w, cell_h = 72, 18
+    left = 12 + 6.2 * max((len(t) for t in tasks), default=0)
+    top = 48 + 5.5 * max((len(m) for m in models), default=0)
+    # Room on the right for the last model's slanted name, and for the two title lines.
+    width = max(left + cell_w * (len(models) - 0.5) + 5 * max(map(len, models), default=0),
+                400) + 12
+    height = top + cell_h * len(tasks) + 8
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' "
+             f"height='{height:.0f}' font-family='system-ui,sans-serif'>",
+             _text(4, 12, "pass (green) / fail (red) / some samples (amber) / "
+                   "infra only (grey)", 11, "start"),
+             _text(4, 28, "text: mean score (I invalid, B blocked, S/H declined, "
+                   "X infra)", 11, "start")]
+    for j, model in enumerate(models):
+        x = left + cell_w * (j + 0.5)
+        parts.append(_text(x, top - 6, model, 11, "start",
+                           f" transform='rotate(-30 {x:.1f} {top - 6:.1f})'"))
     for i, task in enumerate(tasks):
+        y = top + cell_h * i
+        parts.append(_text(left - 6, y + cell_h / 2, task, 10, "end"))
         for j, model in enumerate(models):
-            mark = marks.loc[task, model] if model in marks.columns else ""
-            value = grid.loc[task, model]
-            text = f"{value:.2f}{mark}" if value == value else mark  # NaN: infra only
-            ax.text(j, i, text, ha="center", va="center", fontsize=7)
-    ax.set_title("pass (green) / fail (red) / some samples (amber) / infra only (grey);\n"
-                 "text: mean score (I invalid, B blocked, S/H declined, X infra)", fontsize=9)
-    svg = _svg(fig)
-    plt.close(fig)
-    return svg
+            key, x = (task, model), left + cell_w * j
+            share = passed.get(key)
+            shade = ("infra" if share is None or share != share else
+                     "passed" if share >= 1 else "some" if share > 0 else "failed")
+            value = score.get(key)
+            label = (f"{value:.2f}" if value is not None and value == value else "") + \
+                marks.get(key, "")
+            parts.append(f"<rect x='{x:.1f}' y='{y:.1f}' width='{cell_w}' height='{cell_h}' "
+                         f"fill='{SHADES[shade]}' stroke='#fff'><title>"
+                         f"{escape(model)} / {escape(task)}: {shade}</title></rect>")
+            parts.append(_text(x + cell_w / 2, y + cell_h / 2, label, 10))
+    return "".join(parts) + "</svg>"
 
 
 def pass_rate_chart(card: dict, models: list[str]) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rates = [card["models"][m]["pass_at_1"] or 0.0 for m in models]
-    lo = [r - card["models"][m]["pass_at_1_ci"][0] for r, m in zip(rates, models, strict=True)]
-    hi = [card["models"][m]["pass_at_1_ci"][1] - r for r, m in zip(rates, models, strict=True)]
-    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(models)))
-    ax.barh(models, rates, xerr=[lo, hi], color="#4a7bd0", capsize=4)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("pass rate (95% Wilson interval; infra errors left out)")
-    svg = _svg(fig)
-    plt.close(fig)
-    return svg
+    """Each model's pass rate as a bar, its 95% Wilson interval as a whisker."""
+    left = 16 + 6.5 * max((len(m) for m in models), default=0)
+    bar_w, row_h = 360, 26
+    width, height = left + bar_w + 24, 16 + row_h * len(models) + 40
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' "
+             f"height='{height:.0f}' font-family='system-ui,sans-serif'>"]
+    base = 16 + row_h * len(models)
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        x = left + bar_w * tick
+        parts.append(f"<line x1='{x:.1f}' y1='10' x2='{x:.1f}' y2='{base:.1f}' "
+                     "stroke='#dde'/>")
+        parts.append(_text(x, base + 10, f"{tick:g}", 10))
+    parts.append(_text(left + bar_w / 2, base + 28,
+                       "pass rate (95% Wilson interval; infra errors left out)", 11))
+    for i, model in enumerate(models):
+        stats = card["models"][model]
+        rate, (lo, hi) = stats["pass_at_1"] or 0.0, stats["pass_at_1_ci"] or (0.0, 0.0)
+        y = 16 + row_h * i
+        parts.append(_text(left - 6, y + row_h / 2, model, 11, "end"))
+        parts.append(f"<rect x='{left:.1f}' y='{y + 4:.1f}' width='{bar_w * rate:.1f}' "
+                     f"height='{row_h - 8}' fill='#4a7bd0'><title>{escape(model)}: "
+                     f"{rate:.1%} [{lo:.1%}, {hi:.1%}]</title></rect>")
+        mid = y + row_h / 2
+        parts.append(f"<path d='M{left + bar_w * lo:.1f} {mid:.1f}H{left + bar_w * hi:.1f}"
+                     f"M{left + bar_w * lo:.1f} {mid - 5:.1f}v10M{left + bar_w * hi:.1f} "
+                     f"{mid - 5:.1f}v10' stroke='#1d2330' fill='none'/>")
+    return "".join(parts) + "</svg>"
 
 
 def _fmt(value, pct: bool = False) -> str:
