@@ -6,7 +6,6 @@
 # The models whose generate is a job per pair (the offline ones go in batches).
 ONLINE_MODELS = "|".join(re.escape(m) for m, e in MODELS.items()
                          if e["kind"] not in OFFLINE_KINDS) or "(?!)"
-# Batches: a job runs one step for up to `batch` pairs of one model (steps/batch.py).
 try:
     BATCHES = partition(list(MODELS), TASKS, SAMPLES, int(config.get("batch", 25)))
 except ValueError as exc:
