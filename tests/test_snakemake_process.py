@@ -99,3 +99,38 @@ def test_a_real_run_builds_the_list_only_for_a_selector_that_reads_it(tmp_path):
     The ILP selector reads it every round, and still runs every job."""
     assert _built(tmp_path / "greedy", "greedy") <= 1
     assert _built(tmp_path / "ilp", "ilp") >= 2
+
+
+def test_exact_producers_answer_as_snakemakes_own_regular_expressions(tmp_path, monkeypatch):
+    """Every rule of the real workflow (batch rules without wildcards, wildcard rules),
+    asked about every file they make and some they do not: the same answers as
+    Snakemake's own `is_producer`."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.rules import Rule
+    from snakemake.settings.types import ConfigSettings, ResourceSettings
+
+    from conftest import REPO, Project
+    from wirebench.runtime.snakemake_process import exact_producers
+
+    original = Rule.__dict__["is_producer"]
+    monkeypatch.setattr(Rule, "is_producer", original)  # restored afterwards
+    project = Project(tmp_path / "wb").configure(
+        {"reference": {"kind": "reference"},
+         "base": {"kind": "command", "command": "wirebench-baseline"}},
+        tasks=["01-divider", "02-rc-lowpass", "03-pi-filter"], batch=2)
+    monkeypatch.chdir(project.root)
+    with SnakemakeApi() as api:
+        workflow = api.workflow(
+            snakefile=REPO / "Snakefile", workdir=project.root,
+            resource_settings=ResourceSettings(cores=1),
+            config_settings=ConfigSettings(configfiles=[project.config_path]))._workflow
+        rules = list(workflow.rules)
+        made = sorted({str(p.file) for r in rules if not r.has_wildcards() for p in r.products()})
+        asked = made + [f + "x" for f in made] + [f[:-1] for f in made] + [
+            "results/runs/base/01-divider/1/ops.json", "results/summary.csv", "elsewhere"]
+        expected = {(r.name, f): original(r, f) for r in rules for f in asked}
+        exact_producers()
+        exact_producers()  # a second include patches nothing twice
+        got = {(r.name, f): r.is_producer(f) for r in rules for f in asked}
+    assert sum(expected.values()) > len(made) > 50
+    assert got == expected

@@ -35,6 +35,7 @@ from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
     defer_remaining_jobs,
+    exact_producers,
     fresh_bytecode,
     job_shell_prefix,
     rule_groups_by_name,
@@ -47,10 +48,12 @@ from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, no list of every
-# remaining job built each scheduling round, and bytecode written once for every job.
+# remaining job built each scheduling round, no regular expression compiled to find which
+# rule makes a file, and bytecode written once for every job.
 # Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
 defer_remaining_jobs()
+exact_producers()
 fresh_bytecode()
 
 
