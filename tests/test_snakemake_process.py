@@ -105,11 +105,11 @@ def test_exact_producers_answer_as_snakemakes_own_regular_expressions(tmp_path, 
     """Every rule of the real workflow (batch rules without wildcards, wildcard rules),
     asked about every file they make and some they do not: the same answers as
     Snakemake's own `is_producer`."""
+    from conftest import REPO, Project
     from snakemake.api import SnakemakeApi
     from snakemake.rules import Rule
     from snakemake.settings.types import ConfigSettings, ResourceSettings
 
-    from conftest import REPO, Project
     from wirebench.runtime.snakemake_process import exact_producers
 
     original = Rule.__dict__["is_producer"]
