@@ -134,3 +134,71 @@ def test_exact_producers_answer_as_snakemakes_own_regular_expressions(tmp_path, 
         got = {(r.name, f): r.is_producer(f) for r in rules for f in asked}
     assert sum(expected.values()) > len(made) > 50
     assert got == expected
+
+
+CHECKSUM_SNAKEFILE = """
+from snakemake.io import _IOFile
+
+from wirebench.runtime import snakemake_process as tuning
+
+HASHED = []
+_checksum = _IOFile.checksum
+
+
+async def _counted(self, *args, **kwargs):
+    HASHED.append(str(self))
+    return await _checksum(self, *args, **kwargs)
+
+
+_IOFile.checksum = _counted
+if config.get("once"):  # the memo goes around the counter: it counts real hashing
+    tuning.checksums_once_per_job()
+
+
+rule all:
+    input: "out/b.txt"
+
+
+rule one:
+    input: "in/x.txt", "in/y.txt"
+    output: [f"out/a{i}.txt" for i in range(6)]
+    shell: "for f in {output}; do echo a > $f; done"
+
+
+rule two:
+    input: "out/a0.txt"
+    output: "out/b.txt"
+    shell: "cat {input} > {output}"
+
+
+onsuccess:
+    print(f"hashed {len(HASHED)} times")
+"""
+
+
+def _records(root, once: bool) -> tuple[dict, int]:
+    import json
+    import re
+    import subprocess
+
+    root.mkdir()
+    (root / "Snakefile").write_text(CHECKSUM_SNAKEFILE)
+    (root / "in").mkdir()
+    (root / "in" / "x.txt").write_text("x")
+    (root / "in" / "y.txt").write_text("y" * 5000)
+    proc = subprocess.run(["snakemake", "--cores", "1", "--config", f"once={once}"],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    records: dict = {}
+    for path in (root / ".snakemake" / "metadata").iterdir():
+        doc = json.loads(path.read_text())
+        key = (doc["rule"], tuple(sorted(doc["input_checksums"].items())))
+        records[key] = records.get(key, 0) + 1
+    return records, int(re.search(r"hashed (\d+) times", proc.stdout + proc.stderr)[1])
+
+
+def test_each_input_of_a_finished_job_is_hashed_once_for_the_same_records(tmp_path):
+    plain, plain_hashed = _records(tmp_path / "plain", False)
+    once, once_hashed = _records(tmp_path / "once", True)
+    assert once == plain and plain[next(k for k in plain if k[0] == "one")] == 6
+    assert plain_hashed == 6 * 2 + 1 and once_hashed == 2 + 1

@@ -34,6 +34,7 @@ from wirebench.runtime import symbol_cache
 from wirebench.runtime.akcli_backend import ngspice_identity
 from wirebench.agents.secrets import secret_names
 from wirebench.runtime.snakemake_process import (
+    checksums_once_per_job,
     defer_remaining_jobs,
     exact_producers,
     fresh_bytecode,
@@ -49,11 +50,13 @@ from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
 
 # The Snakemake process itself: fewer collector passes over the DAG, no list of every
 # remaining job built each scheduling round, no regular expression compiled to find which
-# rule makes a file, and bytecode written once for every job.
+# rule makes a file, each input of a finished job hashed once, and bytecode written once
+# for every job.
 # Why and what each saves: wirebench/runtime/snakemake_process.py.
 spare_the_collector()
 defer_remaining_jobs()
 exact_producers()
+checksums_once_per_job()
 fresh_bytecode()
 
 
