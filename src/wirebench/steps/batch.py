@@ -24,7 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wirebench.evidence.files import dumps, read_json, write_bytes_atomic, write_json
+from wirebench.evidence.files import (
+    dumps,
+    read_json,
+    sha256_file,
+    write_bytes_atomic,
+    write_json,
+)
 
 RECORD_SCHEMA = "wirebench.batch/1"
 
@@ -66,8 +72,8 @@ def partition(models: list[str], tasks: list[str], samples: list[int],
 
 
 def write_spec(folder: str | os.PathLike, spec: dict) -> str:
-    """The spec, stored under its own hash: its path changes exactly when its content does
-    (a params change to Snakemake), and writing it again is free. Returns the path."""
+    """The spec, stored under its own hash: its path, an input of the batch's job, changes
+    exactly when its content does, and writing it again is free. Returns the path."""
     data = dumps(spec).encode()
     path = Path(folder) / f"{hashlib.sha256(data).hexdigest()[:24]}.json"
     if not path.is_file():
@@ -81,8 +87,7 @@ def stamp(fingerprint: str, pair: dict) -> str:
                                   sort_keys=True).encode())
     for name in pair["inputs"]:
         try:
-            with open(name, "rb") as fh:
-                h.update(b"\0" + hashlib.sha256(fh.read()).digest())
+            h.update(b"\0" + sha256_file(name).encode())
         except FileNotFoundError:
             h.update(b"\0missing")
     return h.hexdigest()
@@ -100,8 +105,8 @@ def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
               run_step: Callable[[list[str]], int]) -> int:
     """Every pair of the batch whose stamp changed, through `run_step` (the dispatcher's).
     A pair that crashes is named in the log and the others go on; the job fails at the
-    end (exit 70) so Snakemake reports it. The record is rewritten after each pair, so a kill keeps
-    the stamps of the pairs that finished."""
+    end (exit 70) so Snakemake reports it. The record is rewritten after each pair, so a
+    kill keeps the stamps of the pairs that finished."""
     spec = read_json(spec_path)
     record = Path(record)
     before = _previous(record)
@@ -133,7 +138,7 @@ def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
         print(f"   {time.perf_counter() - start:.3f} s", file=sys.stderr, flush=True)
         _write(record, spec, done)
     _write(record, spec, done)
-    ran = len(spec["pairs"]) - len(failed) - sum(1 for p in spec["pairs"] if p["id"] in kept)
+    ran = len(spec["pairs"]) - len(failed) - len(kept)
     print(f"wirebench: {spec['step']}: {ran} pair(s) run, {len(kept)} current, "
           f"{len(failed)} failed", file=sys.stderr)
     if failed:
@@ -156,8 +161,7 @@ def _digest(paths: list[str]) -> str | None:
     h = hashlib.sha256()
     for path in paths:
         try:
-            with open(path, "rb") as fh:
-                h.update(hashlib.sha256(fh.read()).digest())
+            h.update(sha256_file(path).encode())
         except FileNotFoundError:
             return None
     return h.hexdigest()
