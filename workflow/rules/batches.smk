@@ -172,7 +172,6 @@ def score_step(model, task, sample):
             "outputs": [f"{d}/score.json", f"{d}/trace.json"]}
 
 
-
 def steps_as_rules():
     """`--forcerun apply`, `--until nets`, `--omit-from score` and a step as a target name
     the step's rules, one a batch."""
