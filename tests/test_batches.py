@@ -68,7 +68,8 @@ def test_one_changed_answer_redraws_that_pair_alone_within_its_batch(project, tm
     assert not project.score("answers", "03-pi-filter")["passed"]
     assert project.score("answers", "01-divider")["passed"]
     # And then nothing is left to do.
-    assert "Nothing to be done" in project.snakemake("-n").stdout + project.snakemake("-n").stderr
+    dry = project.snakemake("-n")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
 def test_a_deleted_pair_file_asked_for_by_name_is_redone_alone(project, tmp_path):

@@ -2,8 +2,10 @@
 
 Snakemake executes the Snakefile inside its own process, so the workflow can adjust that
 process: how job shells start `wirebench`, how often Python's garbage collector walks the
-DAG, a scheduler list built only when read, and the scheduler timers left at exit. None
-of it changes what a job computes, so no step's fingerprint covers this module and
+DAG, a scheduler list built only when read, the scheduler timers left at exit, step names
+on the command line for their batch rules, which rule makes a file without a regular
+expression, and a finished job's inputs hashed once. None of it changes what a job
+computes, so no step's fingerprint covers this module and
 editing it reruns nothing.
 """
 
