@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import TASKS, Project, write_ops
 
-from wirebench.steps.batch import partition, run_batch, write_spec
+from wirebench.steps.batch import partition, read_record, run_batch, write_spec
 from wirebench.steps.dispatch import run_step
 
 FOUR = ["01-divider", "02-rc-lowpass", "03-pi-filter", "04-i2c-pullups"]
@@ -107,12 +107,53 @@ def test_a_pair_that_crashes_is_named_and_the_others_are_kept(tmp_path, capsys):
     assert run_batch(spec, record, run_step) == 70
     err = capsys.readouterr().err
     assert "failed for 1 pair(s): m/b/1" in err
-    assert sorted(json.loads(record.read_text())["pairs"]) == ["m/a/1", "m/c/1"]
+    assert sorted(read_record(record)) == ["m/a/1", "m/c/1"]
     assert json.loads((tmp_path / "a" / "validate.json").read_text())["valid"]
     # A second run redoes only the pair that failed.
     assert run_batch(spec, record, run_step) == 70
     assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("== ")] == [
         "== m/b/1"]
+
+
+def test_the_record_grows_in_place_and_a_cut_line_costs_only_its_pair(tmp_path, capsys):
+    ops = json.loads((TASKS / "01-divider" / "reference_ops.json").read_text())["ops"]
+    pairs = [_validate_pair(tmp_path, n, ops) for n in ("a", "b", "c")]
+    spec = write_spec(tmp_path / "specs", {"step": "validate", "fingerprint": "f",
+                                            "pairs": pairs})
+    record = tmp_path / "record.json"
+    inodes = []
+
+    def step(argv):  # the record's file as each pair starts
+        inodes.append(record.stat().st_ino)
+        return run_step(argv)
+
+    assert run_batch(spec, record, step) == 0
+    # One file for the whole batch: each pair's stamp is added to it, none replaces it.
+    assert len(inodes) == 3 and len(set(inodes)) == 1
+    assert record.stat().st_ino == inodes[0]
+    lines = record.read_bytes().splitlines()
+    assert json.loads(lines[0])["step"] == "validate"
+    assert [json.loads(ln)["id"] for ln in lines[1:]] == ["m/a/1", "m/b/1", "m/c/1"]
+    whole = record.read_bytes()
+
+    # A kill in the middle of writing the last line: that pair alone is redone, and the
+    # record ends as it would have.
+    record.write_bytes(whole[: whole.rindex(b"{") + 20])
+    assert sorted(read_record(record)) == ["m/a/1", "m/b/1"]
+    capsys.readouterr()
+    assert run_batch(spec, record, run_step) == 0
+    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("== ")] == [
+        "== m/c/1"]
+    assert record.read_bytes() == whole
+
+    # A changed answer: its stale stamp is struck before the pair is redone, and the
+    # record is written once more at the end, in the spec's order.
+    write_ops(tmp_path / "b" / "ops.json", ops[:-1])
+    assert run_batch(spec, record, run_step) == 0
+    assert [json.loads(ln)["id"] for ln in record.read_bytes().splitlines()[1:]] == [
+        "m/a/1", "m/b/1", "m/c/1"]
+    assert read_record(record)["m/b/1"]["stamp"] != json.loads(whole.splitlines()[2])["stamp"]
+    assert read_record(tmp_path / "nothing.json") == {}
 
 
 def test_the_worker_refuses_a_batch_that_holds_an_online_agent(tmp_path):

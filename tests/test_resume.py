@@ -4,7 +4,6 @@ recomputed, no agent call is repeated for a finished pair, nothing is half-writt
 from __future__ import annotations
 
 import http.server
-import json
 import os
 import shutil
 import signal
@@ -14,6 +13,8 @@ import threading
 import time
 
 from conftest import REPO, TASKS, Project
+
+from wirebench.steps.batch import read_record
 
 # The agent runs sandboxed: it reports each call to a counter on 127.0.0.1 (it may use
 # the network) and reads its answer from the one folder its entry exposes.
@@ -94,7 +95,7 @@ def _kill_and_resume(tmp_path, tasks, answers, counter_url):
     # Within a batch cut short, the pairs its record names had finished: they are kept too.
     recorded, done = {}, set()
     for record in (project.root / "results" / "batches" / "slow").glob("*/*.json"):
-        for pair in json.loads(record.read_text())["pairs"]:
+        for pair in read_record(record):
             done.add((record.stem, pair))
             for name in RECORDED[record.stem]:
                 path = project.root / "results" / "runs" / pair / name
