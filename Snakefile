@@ -35,5 +35,7 @@ rule all:
         [f"{RESULTS}/gate.json"] if config.get("strict") else [],
 
 
-# Step names on the command line (`--forcerun apply`) stand for the step's batch rules.
+# Step names on the command line (`--forcerun apply`) stand for the step's batch rules,
+# and a batch job is marked incomplete by its record alone.
 steps_as_rules()
+marked_by_records()

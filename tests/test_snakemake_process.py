@@ -202,3 +202,45 @@ def test_each_input_of_a_finished_job_is_hashed_once_for_the_same_records(tmp_pa
     once, once_hashed = _records(tmp_path / "once", True)
     assert once == plain and plain[next(k for k in plain if k[0] == "one")] == 6
     assert plain_hashed == 6 * 2 + 1 and once_hashed == 2 + 1
+
+
+MARKER_SNAKEFILE = r"""
+from wirebench.runtime import snakemake_process as tuning
+
+if config.get("one"):
+    tuning.one_marker_per_job({"batch": "record"})
+
+
+rule batch:
+    output: a="out/a.txt", b="out/b.txt", record="out/record.txt"
+    shell:
+        "echo run >> runs.txt; find .snakemake/incomplete -type f | wc -l > seen.txt; "
+        "for f in {output}; do echo x > $f; done; "
+        # The first run dies with every output written, its job still marked incomplete.
+        "if [ ! -e killed ]; then touch killed; kill -9 $PPID; sleep 2; fi"
+"""
+
+
+def _marked_run(root, one: bool) -> tuple[int, int, list]:
+    import subprocess
+
+    root.mkdir()
+    (root / "Snakefile").write_text(MARKER_SNAKEFILE)
+    run = ["snakemake", "--cores", "1", "--rerun-incomplete", "--config", f"one={one}"]
+    first = subprocess.run(run, cwd=root, capture_output=True, text=True, timeout=300)
+    assert first.returncode != 0 and (root / "killed").exists(), first.stderr[-2000:]
+    seen = int((root / "seen.txt").read_text())
+    subprocess.run(["snakemake", "--unlock"], cwd=root, capture_output=True, timeout=300)
+    second = subprocess.run(run, cwd=root, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    runs = len((root / "runs.txt").read_text().split())
+    left = [p for p in (root / ".snakemake" / "incomplete").rglob("*") if p.is_file()]
+    return seen, runs, left
+
+
+def test_a_batch_job_is_marked_incomplete_by_its_record_alone_and_still_redone(tmp_path):
+    # Snakemake's own way: a marker per output while the job runs.
+    assert _marked_run(tmp_path / "plain", False) == (3, 2, [])
+    # One marker, on the record: after a kill with every output written, the job is
+    # still found incomplete and run again, and no marker is left behind.
+    assert _marked_run(tmp_path / "one", True) == (1, 2, [])

@@ -172,11 +172,22 @@ def score_step(model, task, sample):
             "outputs": [f"{d}/score.json", f"{d}/trace.json"]}
 
 
-def steps_as_rules():
-    """`--forcerun apply`, `--until nets`, `--omit-from score` and a step as a target name
-    the step's rules, one a batch."""
+def batch_rules_by_step():
     by_step = {}
     for name in (r.name for r in workflow.rules):
         if "__" in name:
             by_step.setdefault(name.split("__")[0], []).append(name)
-    rule_groups_by_name(by_step)
+    return by_step
+
+
+def steps_as_rules():
+    """`--forcerun apply`, `--until nets`, `--omit-from score` and a step as a target name
+    the step's rules, one a batch."""
+    rule_groups_by_name(batch_rules_by_step())
+
+
+def marked_by_records():
+    """A batch job is marked incomplete by its record alone: the runner writes it first
+    and settles it last (steps/batch.py), and its pairs are redone by their stamps."""
+    one_marker_per_job({name: "record" for names in batch_rules_by_step().values()
+                        for name in names})

@@ -39,6 +39,7 @@ from wirebench.runtime.snakemake_process import (
     exact_producers,
     fresh_bytecode,
     job_shell_prefix,
+    one_marker_per_job,
     rule_groups_by_name,
     spare_the_collector,
     stop_scheduler_timers,

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import io
 import json
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -63,6 +64,11 @@ def _akcli_main():
 
     akcli.cli.build_parser = functools.cache(akcli.cli.build_parser)
     symbol_cache.install()
+    # akcli's journal is an audit log of its writes, kept beside the sheet. Every draw
+    # here happens in a scratch folder that is deleted: the log would be three files
+    # made and freed per draw, which on ext4 without a journal slows every later file
+    # creation (steps/batch.py). No step reads it.
+    os.environ["AKCLI_JOURNAL"] = "off"
     return akcli.cli.main
 
 
@@ -127,8 +133,6 @@ NGSPICE_LIBRARIES = ("/usr/lib/x86_64-linux-gnu/libngspice.so.0",
 
 
 def ngspice_library() -> str | None:
-    import os
-
     chosen = os.environ.get("AKCLI_NGSPICE")
     if chosen:
         return chosen
@@ -136,8 +140,6 @@ def ngspice_library() -> str | None:
 
 
 def use_ngspice() -> None:
-    import os
-
     found = ngspice_library()
     if found:
         os.environ["AKCLI_NGSPICE"] = found

@@ -268,3 +268,33 @@ def checksums_once_per_job() -> None:
     finished_once.once_per_job = True
     _IOFile.checksum = memo_checksum
     PersistenceBase.finished = finished_once
+
+
+def one_marker_per_job(rule_outputs: dict[str, str]) -> None:
+    """Mark a running job of these rules incomplete by one named output, not by each.
+
+    Snakemake writes a marker file for every output of a job as it starts and deletes
+    them all as it ends: in a 200-pair run, 1,846 files made and freed, for the batch
+    rules' pair files. A job is incomplete as a whole, and Snakemake treats it so (after
+    a kill, the job is run again for any marked output), so one marker on its batch
+    record says the same. It matters on ext4 without a journal (our VMs): a freed inode is
+    skipped by every file creation for the next 30 to 60 s, at a cost that grows with the
+    number freed (benchmarks/file_churn.py). `rule_outputs` maps a rule's name to the name
+    of the output that carries its marker; the rule must write that output first."""
+    from snakemake.persistence import PersistenceBase
+
+    started = PersistenceBase.started
+    marked = getattr(started, "rule_outputs", None)
+    if marked is not None:  # a second include of the rules in one process
+        marked.update(rule_outputs)
+        return
+
+    def started_once(self, job, external_jobid=None):
+        name = started_once.rule_outputs.get(job.rule.name)
+        if name is None:
+            return started(self, job, external_jobid)
+        self._clear_cache()
+        self._mark_incomplete(self._get_key(getattr(job.output, name)), external_jobid)
+
+    started_once.rule_outputs = dict(rule_outputs)
+    PersistenceBase.started = started_once
