@@ -32,12 +32,17 @@ ANSWER_KEY = TASKS / "13-edit-add-status-led" / "reference_ops.json"
 
 # --- akcli steps: Landlock ---------------------------------------------------------------
 
-def _attempts(folder: Path) -> dict:
-    """In the confined child: try what an op-list field could make akcli do."""
+def _attempts(folder: Path, other: Path | None = None) -> dict:
+    """In the confined child: try what an op-list field could make akcli do. `other`: a
+    file in another pair's private folder."""
     import socket
+    import tempfile
 
     tried = {}
     for name, action in {
+        "write_private": lambda: Path(tempfile.mkstemp()[1]).write_text("x"),
+        **({"read_other_private": lambda: other.read_bytes(),
+            "list_private_folders": lambda: os.listdir(other.parent.parent)} if other else {}),
         "read_answer_key": lambda: ANSWER_KEY.read_bytes(),
         "list_corpus": lambda: os.listdir(TASKS),
         "read_project": lambda: (REPO / "README.md").read_bytes(),
@@ -60,17 +65,70 @@ def _attempts(folder: Path) -> dict:
 
 @needs_landlock
 def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path):
+    import shutil
+
     pair = tmp_path / "pair"
     pair.mkdir()
-    confine.run(lambda: _attempts(pair), write=pair, read=[SYMBOLS[0]], timeout=30)
+    # Another pair's step, running at the same time: its private folder (on tmpfs when
+    # there is room, as here) holds its draft sheet.
+    other = Path(confine._private_folder(str(tmp_path / "other")))
+    (other / "board.kicad_sch").write_text("another pair's draft")
+    before = set(Path(confine.SHARED_MEMORY).rglob("*"))
+    try:
+        confine.run(lambda: _attempts(pair, other / "board.kicad_sch"), write=pair,
+                    read=[SYMBOLS[0]], timeout=30)
+    finally:
+        shutil.rmtree(other)
     tried = json.loads((pair / "tried.json").read_text())
     assert tried == {
+        "write_private": "allowed", "read_other_private": "denied",
+        "list_private_folders": "denied",
         "read_answer_key": "denied", "list_corpus": "denied", "read_project": "denied",
         "read_parent_environ": "denied", "write_outside": "denied", "write_inside": "allowed",
         "read_symbols": "allowed", "tcp_connect": "denied"}
     assert not (tmp_path / "escaped.txt").exists()
     assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == [], \
         "the child's private TMPDIR is gone"
+    assert set(Path(confine.SHARED_MEMORY).rglob("*")) <= before, "a private folder is left"
+
+
+@needs_landlock
+@pytest.mark.parametrize("room", ["tmpfs", "no room"])
+def test_a_childs_private_folder_is_on_tmpfs_or_in_its_pair_and_gone_after(
+        tmp_path, monkeypatch, room):
+    """Scratch files on tmpfs spare the results' filesystem (ext4 without a journal slows
+    every file creation after a deletion); without room there, the pair's folder."""
+    import tempfile
+
+    if room == "no room":
+        monkeypatch.setattr(confine, "SHARED_MEMORY_ROOM", 1 << 60)
+    monkeypatch.setattr(confine, "_memory_root", confine._memory_root.__wrapped__)
+    root = confine._memory_root()
+    if root is not None:  # what a worker killed with -9 left, and what a live one holds
+        gone = Path(tempfile.mkdtemp(dir=root, prefix=f"{_dead_pid()}-"))
+        held = Path(tempfile.mkdtemp(dir=root, prefix=f"{os.getpid()}-"))
+        try:
+            assert confine._memory_root() == root
+            assert not gone.exists() and held.exists()
+        finally:
+            held.rmdir()
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    confine.run(lambda: (pair / "tmp.txt").write_text(tempfile.gettempdir()), write=pair,
+                timeout=30)
+    private = Path((pair / "tmp.txt").read_text())
+    # Without 1 GB free on tmpfs (a container's 64 MB /dev/shm), the pair's own folder.
+    expected = Path(confine.SHARED_MEMORY) if root is not None else pair
+    assert expected in private.parents and not private.exists()
+    assert [p.name for p in pair.iterdir()] == ["tmp.txt"]
+    if room == "no room":
+        assert root is None
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
 
 
 @needs_landlock
@@ -86,7 +144,8 @@ def test_the_step_server_confines_every_step_it_serves(tmp_path):
             server.call(_attempts, pair, timeout=30)
             tried = json.loads((pair / "tried.json").read_text())
             assert {k: v for k, v in tried.items() if v == "allowed"} == {
-                "write_inside": "allowed", "read_symbols": "allowed"}, tried
+                "write_private": "allowed", "write_inside": "allowed",
+                "read_symbols": "allowed"}, tried
         first = server.pid
         with pytest.raises(confine.StepCrashed):
             server.call(Path.read_bytes, ANSWER_KEY, timeout=30)  # PermissionError

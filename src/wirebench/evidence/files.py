@@ -46,11 +46,35 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
 SCRATCH_STEPS = ("validate", "apply", "simulate", "tmp", "tools")
 
 
+# In a confined child, its private folder (set by runtime/confine.py): the steps it runs
+# make their scratch folders there, and the parent removes it, whatever became of them.
+_private: Path | None = None
+
+
+def use_private_folder(folder: str | os.PathLike) -> None:
+    global _private
+    _private = Path(folder)
+
+
 def scratch_dir(parent: str | os.PathLike, step: str) -> Path:
-    """A fresh scratch folder for `step` in the pair's folder (sweep knows its name)."""
+    """A fresh scratch folder for `step`: in the confined child's private folder, else in
+    the pair's folder (sweep knows its name)."""
     if step not in SCRATCH_STEPS:
         raise ValueError(f"no scratch folder for step {step!r}")
-    return Path(tempfile.mkdtemp(dir=parent, prefix=f".{step}-"))
+    return Path(tempfile.mkdtemp(dir=_private or parent, prefix=f".{step}-"))
+
+
+def place(src: str | os.PathLike, dest: str | os.PathLike) -> None:
+    """Put a finished file from a scratch folder at `dest`, whole: a rename, or, from a
+    private folder on another filesystem, a copy beside `dest` renamed over it."""
+    import errno
+
+    try:
+        os.replace(src, dest)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        write_bytes_atomic(dest, Path(src).read_bytes())
 
 
 def _ours(leftover: Path) -> bool:

@@ -26,12 +26,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from wirebench.evidence.files import scratch_dir, sweep
+from wirebench.evidence.files import scratch_dir, sweep, use_private_folder
 from wirebench.runtime import landlock
 
 # Not /proc: another process's /proc/<pid>/environ (the step's own parent holds the run's
-# secrets) stays readable under Landlock; the child gets its own /proc/<pid> only.
-SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev",
+# secrets) stays readable under Landlock; the child gets its own /proc/<pid> only. Of /dev,
+# the devices alone: /dev/shm holds the other pairs' private folders.
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc",
+                "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
                 "/sys/devices/system/cpu", "/opt")
 # Written by every process that prints nothing useful there; allowing it is harmless.
 SYSTEM_WRITES = ("/dev/null",)
@@ -86,32 +88,87 @@ def require() -> None:
             "run unconfined on purpose")
 
 
+# The children's private folders go on tmpfs when it has this much room: a simulator's
+# deck must never fail for space there (Docker gives /dev/shm 64 MB).
+SHARED_MEMORY = "/dev/shm"
+SHARED_MEMORY_ROOM = 1 << 30
+
+
+@functools.cache
+def _memory_root() -> str | None:
+    """The user's own folder on tmpfs for the children's private folders, or None (they
+    go in the pair's folder). Why tmpfs: a step's scratch is a dozen files made and
+    deleted per pair, and on ext4 without a journal (our VMs) every file deleted makes
+    each later file creation skip it for 30 s or more: at 200 pairs, 0.3 to 0.9 ms a
+    creation instead of 0.02 (benchmarks/file_churn.py). Folders of processes that died
+    (a worker killed with -9) are removed here, once a process."""
+    from wirebench.runtime.user_folders import own_folder
+
+    try:
+        room = os.statvfs(SHARED_MEMORY)
+    except OSError:
+        return None
+    if room.f_bavail * room.f_frsize < SHARED_MEMORY_ROOM:
+        return None
+    root = own_folder(SHARED_MEMORY)
+    if root is not None:
+        for name in os.listdir(root):
+            owner = name.split("-", 1)[0]
+            if owner.isdigit() and not _alive(int(owner)):
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    return root
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _private_folder(pair: str) -> str:
+    """A fresh folder for one child's TMPDIR and scratch, made here in the parent, which
+    removes it when the child is gone, whatever became of the child."""
+    root = _memory_root()
+    if root is None:
+        return str(scratch_dir(pair, "tmp"))
+    return tempfile.mkdtemp(dir=root, prefix=f"{os.getpid()}-")
+
+
 def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> None:
     """fn() in a confined child. Raises StepTimedOut past `timeout` seconds, StepCrashed
     when the child failed; what the child printed is printed here."""
     reads = [*SYSTEM_READS, *python_reads(), *(str(Path(p).absolute()) for p in read)]
-    writes = [*SYSTEM_WRITES, str(Path(write).absolute())]
-    out_r, out_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # The child is short-lived: a garbage collection there would touch every object of
-    # the warm parent (akcli, the parsed libraries) and copy its pages. Frozen objects are
-    # skipped, and the child collects nothing at all.
-    gc.freeze()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        gc.disable()
-        os.close(out_r)
-        _child(fn, reads, writes, out_w)
-    os.close(out_w)
+    pair = str(Path(write).absolute())
+    private = _private_folder(pair)
+    writes = [*SYSTEM_WRITES, pair, private]
     try:
-        printed, finished = _collect(out_r, time.monotonic() + timeout if timeout else None)
+        out_r, out_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # The child is short-lived: a garbage collection there would touch every object
+        # of the warm parent (akcli, the parsed libraries) and copy its pages. Frozen
+        # objects are skipped, and the child collects nothing at all.
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            gc.disable()
+            os.close(out_r)
+            _child(fn, reads, writes, out_w)
+        os.close(out_w)
+        try:
+            printed, finished = _collect(out_r, time.monotonic() + timeout if timeout else None)
+        finally:
+            os.close(out_r)
+        if not finished:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
     finally:
-        os.close(out_r)
-    if not finished:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+        shutil.rmtree(private, ignore_errors=True)
     text = printed.decode(errors="replace")
     if text:
         print(text, end="", file=sys.stderr)
@@ -139,19 +196,19 @@ def _collect(fd: int, deadline: float | None) -> tuple[bytes, bool]:
         chunks.append(chunk[: max(0, (1 << 20) - sum(map(len, chunks)))])
 
 
-def _enter(writes: list[str]) -> Path:
+def _enter(writes: list[str]) -> None:
     """The child's first steps, before it confines itself: its own process group (a
     timeout kills whatever it started too), death with its parent, the pair's folder as
     its working directory (relative paths in an op-list, such as symbol_source or a
-    sheet's file, resolve there, wherever the run was started) and a private TMPDIR in the
-    only folder it may write (akcli's simulator writes its decks under TMPDIR, which is
-    otherwise shared by every pair). Returns that TMPDIR."""
+    sheet's file, resolve there, wherever the run was started) and its private folder
+    (the last of `writes`) as TMPDIR and for its steps' scratch (akcli's simulator writes
+    its decks under TMPDIR, which is otherwise shared by every pair)."""
     os.setpgid(0, 0)
     die_with_parent()
-    os.chdir(writes[-1])
-    private_tmp = scratch_dir(writes[-1], "tmp")
-    os.environ["TMPDIR"] = tempfile.tempdir = str(private_tmp)
-    return private_tmp
+    pair, private = writes[-2:]
+    os.chdir(pair)
+    os.environ["TMPDIR"] = tempfile.tempdir = private
+    use_private_folder(private)
 
 
 def _confine_self(reads: list[str], writes: list[str]) -> None:
@@ -182,10 +239,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
-    code, private_tmp = 70, None
+    code = 70
     buffer = io.StringIO()
     try:
-        private_tmp = _enter(writes)
+        _enter(writes)
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             try:
                 _confine_self(reads, writes)
@@ -196,8 +253,6 @@ def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
             else:
                 code = _call(fn)
     finally:
-        if private_tmp is not None:
-            shutil.rmtree(private_tmp, ignore_errors=True)
         _write_all(out_w, buffer.getvalue().encode(errors="replace"))
         os._exit(code)
 
@@ -215,7 +270,8 @@ class Server:
 
     def __init__(self, *, write: Path, read: list = ()):
         self.reads = [*SYSTEM_READS, *python_reads(), *(str(Path(p).absolute()) for p in read)]
-        self.writes = [*SYSTEM_WRITES, str(Path(write).absolute())]
+        self.pair = str(Path(write).absolute())
+        self.writes: list[str] = []
         self.pid: int | None = None
         self.served = 0  # steps this server's children ran (the tests look)
 
@@ -230,7 +286,7 @@ class Server:
             died = self._stop(kill=True)
             if died is not None:
                 raise StepCrashed(f"the confined step server died (exit {died})")
-            sweep(self.writes[-1])
+            sweep(self.pair)
             raise StepTimedOut(timeout)
         self.served += 1
         code, printed = pickle.loads(reply)
@@ -244,6 +300,7 @@ class Server:
             self._stop(kill=False)
 
     def _start(self) -> None:
+        self.writes = [*SYSTEM_WRITES, self.pair, _private_folder(self.pair)]
         req_r, self._req = os.pipe()
         self._rep, rep_w = os.pipe()
         sys.stdout.flush()
@@ -263,14 +320,17 @@ class Server:
         pid, self.pid = self.pid, None
         os.close(self._req)
         os.close(self._rep)
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if kill:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)  # without kill: it sees its request pipe close and exits
-        return None
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            if kill:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)  # without kill: it sees its request pipe close and exits
+            return None
+        finally:
+            shutil.rmtree(self.writes[-1], ignore_errors=True)
 
 
 def _frame(data: bytes) -> bytes:
@@ -307,9 +367,8 @@ def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
     import pickle
 
     code = 70
-    private_tmp = None
     try:
-        private_tmp = _enter(writes)
+        _enter(writes)
         _confine_self(reads, writes)
         while (request := _read_frame(req_r, None)) is not None:
             buffer = io.StringIO()
@@ -327,8 +386,6 @@ def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
             _write_all(rep_w, _frame(pickle.dumps((step_code, printed))))
         code = 0
     finally:
-        if private_tmp is not None:
-            shutil.rmtree(private_tmp, ignore_errors=True)
         os._exit(code)
 
 

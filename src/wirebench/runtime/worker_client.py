@@ -66,19 +66,10 @@ def socket_path() -> str | None:
     """The worker's socket, in a folder that only this user can enter; None (no worker:
     steps run in their own process) when that folder is someone else's, or a symlink, or
     open to others: on a shared /tmp another user could plant it to swallow steps."""
-    import stat
+    from wirebench.runtime.user_folders import own_folder
 
-    folder = os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", f"wirebench-{os.getuid()}")
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        pass
-    except OSError:
-        return None
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return os.path.join(folder, f"{_code_stamp()}.sock")
+    folder = own_folder(os.environ.get("XDG_RUNTIME_DIR") or "/tmp")
+    return None if folder is None else os.path.join(folder, f"{_code_stamp()}.sock")
 
 
 def tcp_file(path: str) -> str:

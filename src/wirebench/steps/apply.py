@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wirebench.evidence.files import (
+    place,
     read_json,
     scratch_dir,
     sha256_file,
@@ -102,7 +103,7 @@ def _blank_sheet(out_sheet: Path, reason: str, out_svg: Path | None) -> None:
         made = akcli_backend.new_sheet(work / "board.kicad_sch")
         if made.rc != 0:
             raise RuntimeError(f"akcli new failed: {made.error_text()}")
-        shutil.move(str(work / "board.kicad_sch"), out_sheet)
+        place(work / "board.kicad_sch", out_sheet)
         if out_svg:
             write_bytes_atomic(Path(out_svg), _placeholder_svg(reason))
     finally:
@@ -156,8 +157,8 @@ def _apply(ops: Path, validation: Path, task, symbols: list[str], out_sheet: Pat
             if child != sheet:
                 dest = out_sheet.parent / child.relative_to(work)
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(child), dest)
-        shutil.move(str(sheet), out_sheet)
+                place(child, dest)
+        place(sheet, out_sheet)
         write_json(out, result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -214,7 +215,7 @@ def _render(sheet: Path, work: Path, out_svg: Path) -> None:
     res = akcli_backend.run("render", str(sheet), "-o", str(svg))
     if res.rc != 0 or not svg.is_file():
         svg.write_bytes(_placeholder_svg(res.error_text(200).replace(str(work), "<pair>")))
-    shutil.move(str(svg), out_svg)
+    place(svg, out_svg)
 
 
 def _placeholder_svg(why: str) -> bytes:
