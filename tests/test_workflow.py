@@ -10,6 +10,8 @@ import sys
 
 from conftest import REPO, TASKS
 
+from wirebench.steps.batch import read_record
+
 SUMMARY_COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "outcome",
                    "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed",
                    "matched", "expected", "extra_named_nets", "relabel_equivalent",
@@ -151,7 +153,7 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
     # ... and its batch by default: up to 25 pairs of that model, and nothing else.
     project.snakemake("results/runs/reference/b03-usb-c-sink/1/score.json")
     records = list((project.root / "results" / "batches" / "reference").glob("*/score.json"))
-    batch = [set(json.loads(r.read_text())["pairs"]) for r in records]
+    batch = [set(read_record(r)) for r in records]
     batch = next(b for b in batch if "reference/b03-usb-c-sink/1" in b)
     assert 1 < len(batch) <= 25
     built = {f"reference/{p.name}/1" for p in runs.iterdir()}

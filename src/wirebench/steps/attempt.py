@@ -31,12 +31,17 @@ def _process_start(pid: int) -> str | None:
 
 @contextlib.contextmanager
 def _pair_lock(folder: Path):
+    """The pair's folder itself, locked: no lock file to make and delete per pair."""
     import fcntl
+    import os
 
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".generate.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
+    finally:
+        os.close(fd)
 
 
 def claim(folder: Path) -> str:
@@ -70,11 +75,8 @@ def still_current(folder: Path, token: str):
         except (OSError, ValueError):
             current = None
         if current != token:
-            if current is None:  # the newer attempt has finished: leave no lock behind
-                (folder / ".generate.lock").unlink(missing_ok=True)
             raise Superseded(f"{folder}: a newer attempt at this pair took over; this "
                              "attempt's answer is dropped")
         yield
         # Done: the pair's folder holds its results and nothing of the bookkeeping.
         _owner_file(folder).unlink(missing_ok=True)
-        (folder / ".generate.lock").unlink(missing_ok=True)
