@@ -87,11 +87,18 @@ class Project:
         return names
 
     def finished_scores(self, model: str) -> dict[str, tuple[bytes, int]]:
-        """task -> (bytes, mtime) of each score.json that Snakemake recorded as finished."""
-        pending = self.pending()
+        """task -> (bytes, mtime) of each score.json whose job Snakemake recorded as
+        finished. A batch job is marked by its record alone: its pairs are finished when
+        that record is not pending and names them."""
+        from wirebench.steps.batch import read_record
+
+        pending, done = self.pending(), set()
+        for record in (self.root / "results" / "batches" / model).glob("*/score.json"):
+            if not any(str(record).endswith(name) for name in pending):
+                done.update(read_record(record))
         return {p.parent.parent.name: (p.read_bytes(), p.stat().st_mtime_ns)
                 for p in (self.root / "results" / "runs" / model).glob("*/1/score.json")
-                if not any(str(p).endswith(name) for name in pending)}
+                if f"{model}/{p.parent.parent.name}/1" in done}
 
     def summary(self):
         import pandas as pd

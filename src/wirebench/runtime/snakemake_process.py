@@ -4,9 +4,9 @@ Snakemake executes the Snakefile inside its own process, so the workflow can adj
 process: how job shells start `wirebench`, how often Python's garbage collector walks the
 DAG, a scheduler list built only when read, the scheduler timers left at exit, step names
 on the command line for their batch rules, which rule makes a file without a regular
-expression, and a finished job's inputs hashed once. None of it changes what a job
-computes, so no step's fingerprint covers this module and
-editing it reruns nothing.
+expression, a finished job's inputs hashed once, and one incomplete marker for a batch
+job. None of it changes what a job computes, so no step's fingerprint covers this module
+and editing it reruns nothing.
 """
 
 from __future__ import annotations
