@@ -99,8 +99,8 @@ def _memory_root() -> str | None:
     """The user's own folder on tmpfs for the children's private folders, or None (they
     go in the pair's folder). Why tmpfs: a step's scratch is a dozen files made and
     deleted per pair, and on ext4 without a journal (our VMs) every file deleted makes
-    each later file creation skip it for 30 s or more: at 200 pairs, 0.3 to 0.9 ms a
-    creation instead of 0.02 (benchmarks/file_churn.py). Folders of processes that died
+    each later file creation skip it for seconds to minutes: 0.5 ms a creation instead of
+    0.04 after 3,000 deletions (benchmarks/file_churn.py). Folders of processes that died
     (a worker killed with -9) are removed here, once a process."""
     from wirebench.runtime.user_folders import own_folder
 
