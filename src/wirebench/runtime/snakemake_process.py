@@ -279,8 +279,9 @@ def one_marker_per_job(rule_outputs: dict[str, str]) -> None:
     a kill, the job is run again for any marked output), so one marker on its batch
     record says the same. It matters on ext4 without a journal (our VMs): a freed inode is
     skipped by every file creation for seconds to minutes (while its inode table block is
-    dirty), at a cost that grows with the number freed (benchmarks/file_churn.py). `rule_outputs` maps a rule's name to the name
-    of the output that carries its marker; the rule must write that output first."""
+    dirty), at a cost that grows with the number freed (benchmarks/file_churn.py).
+    `rule_outputs` maps a rule's name to the name of the output that carries its marker;
+    the rule must write that output first."""
     from snakemake.persistence import PersistenceBase
 
     started = PersistenceBase.started
