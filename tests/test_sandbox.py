@@ -63,14 +63,25 @@ def _attempts(folder: Path, other: Path | None = None) -> dict:
     return tried
 
 
+@pytest.fixture(params=["tmpfs", "no room"])
+def room(request, monkeypatch):
+    """The children's private folders on tmpfs (when it has room here), or, as in a
+    container's 64 MB /dev/shm, in their pairs' folders."""
+    if request.param == "no room":
+        monkeypatch.setattr(confine, "SHARED_MEMORY_ROOM", 1 << 60)
+    monkeypatch.setattr(confine, "_memory_root", confine._memory_root.__wrapped__)
+    return request.param
+
+
 @needs_landlock
-def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path):
+def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path, room):
     import shutil
 
     pair = tmp_path / "pair"
     pair.mkdir()
     # Another pair's step, running at the same time: its private folder (on tmpfs when
     # there is room, as here) holds its draft sheet.
+    (tmp_path / "other").mkdir()
     other = Path(confine._private_folder(str(tmp_path / "other")))
     (other / "board.kicad_sch").write_text("another pair's draft")
     before = set(Path(confine.SHARED_MEMORY).rglob("*"))
@@ -93,16 +104,11 @@ def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path):
 
 
 @needs_landlock
-@pytest.mark.parametrize("room", ["tmpfs", "no room"])
-def test_a_childs_private_folder_is_on_tmpfs_or_in_its_pair_and_gone_after(
-        tmp_path, monkeypatch, room):
+def test_a_childs_private_folder_is_on_tmpfs_or_in_its_pair_and_gone_after(tmp_path, room):
     """Scratch files on tmpfs spare the results' filesystem (ext4 without a journal slows
     every file creation after a deletion); without room there, the pair's folder."""
     import tempfile
 
-    if room == "no room":
-        monkeypatch.setattr(confine, "SHARED_MEMORY_ROOM", 1 << 60)
-    monkeypatch.setattr(confine, "_memory_root", confine._memory_root.__wrapped__)
     root = confine._memory_root()
     if root is not None:  # what a worker killed with -9 left, and what a live one holds
         gone = Path(tempfile.mkdtemp(dir=root, prefix=f"{_dead_pid()}-"))
