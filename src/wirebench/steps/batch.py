@@ -15,8 +15,8 @@ pair alone, and a batch cut short keeps every pair it finished.
 The record is JSON Lines: a header, then a line per finished pair, appended as each pair
 ends. A record rewritten after every pair replaced a file per pair and step, and on a
 filesystem that skips recently freed inodes (ext4 without a journal, as on our VMs)
-every freed inode made each later file creation slower: with a fresh run's deletions, a
-creation cost 0.3 to 0.5 ms instead of 0.02 (benchmarks/file_churn.py).
+every freed inode made each later file creation slower: 0.5 ms a creation instead of
+0.04 after 3,000 deletions (benchmarks/file_churn.py).
 """
 
 from __future__ import annotations
