@@ -76,10 +76,15 @@ def schemas(surface: str = "design") -> list[dict]:
 def parse_args(raw: str):
     """A tool call's arguments as the model wrote them: an object, or the ValueError that
     the toolbox answers as an invalid call."""
-    try:
-        return json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        return exc
+    from wirebench.verify.oplist import MAX_DEPTH, parse_json
+
+    if not isinstance(raw, str):
+        return ValueError(f"the arguments are {type(raw).__name__}, not JSON text")
+    if not raw.strip():
+        return {}
+    # One level more than an op-list: {"oplist": {...}}.
+    doc, problem = parse_json(raw, "arguments", max_depth=MAX_DEPTH + 1)
+    return ValueError(problem) if problem else doc
 
 
 def _cap(text: str) -> str:
@@ -216,10 +221,11 @@ class Toolbox:
 
         oplist = args.get("oplist")
         if isinstance(oplist, str):  # some models send the object as a JSON string
-            try:
-                oplist = json.loads(oplist)
-            except ValueError:
-                raise _Refused("invalid", "oplist is a string that is not JSON") from None
+            from wirebench.verify.oplist import parse_json
+
+            oplist, problem = parse_json(oplist)
+            if problem:
+                raise _Refused("invalid", f"oplist is a string that is not JSON: {problem}")
         if not isinstance(oplist, dict):
             raise _Refused("invalid", "oplist must be a JSON object")
         data = json.dumps(oplist).encode()
