@@ -319,6 +319,66 @@ def test_an_agent_cannot_write_outside_its_sandbox(tmp_path):
         Path(f"/tmp/{name}").unlink(missing_ok=True)
 
 
+@needs_bwrap
+def test_a_command_agent_has_no_capabilities_and_is_never_root(tmp_path):
+    """Second review, finding 4: run by root, the agent kept every capability (CapEff
+    000001fffeffffff), unmounted what hid the host, and remounted / read-write. Now it has
+    none, and is nobody: root's ownership of the host's files means nothing to it."""
+    ans = _agent('{ grep CapEff /proc/self/status; id -u; umount /tmp && echo UMOUNTED; '
+                 'mount -o remount,rw / && echo REMOUNTED; cat /etc/shadow; } >&2 2>/dev/null; '
+                 'echo "{}" > "$OPS_OUT"')
+    lines = ans.detail["stderr_tail"].splitlines()
+    assert lines[0].split() == ["CapEff:", "0000000000000000"]
+    assert lines[1] != "0" and (os.geteuid() != 0 or lines[1] == str(sandbox.AGENT_UID))
+    assert "UMOUNTED" not in lines and "REMOUNTED" not in lines
+    assert len(lines) == 2, f"read what only root may read: {lines[2:3]}"
+
+
+@needs_bwrap
+def test_a_command_agent_sees_an_allow_list_not_the_host_minus_a_list(tmp_path):
+    """Second review, finding 11: `find / -path "*tasks/$TASK_ID/reference_ops.json"`
+    found a second checkout of the corpus outside every hidden folder. Now the sandbox
+    holds the system folders, Python and the agent's inputs, and nothing else."""
+    canary = Path(f"/var/lib/wirebench-canary-{os.getpid()}")
+    key = canary / "tasks" / "01-divider" / "reference_ops.json"
+    try:
+        key.parent.mkdir(parents=True)
+        key.write_text('{"ops": []}')
+        ans = _agent('echo searched > "$OPS_OUT"; '
+                     'find / -name reference_ops.json 2>/dev/null >> "$OPS_OUT"; '
+                     'ls / >&2; ls /var/lib >> "$OPS_OUT" 2>/dev/null; true')
+        assert ans.ops is not None and str(canary) not in ans.ops.decode()
+        assert b"reference_ops" not in ans.ops
+        top = set(ans.detail["stderr_tail"].split())
+        from wirebench.runtime.confine import python_reads
+
+        allowed = {Path(p).name for p in sandbox.SYSTEM} | {"proc", "dev", "tmp"} | {
+            Path(p).parts[1] for p in python_reads()}
+        assert top <= allowed, f"host folders shown: {top - allowed}"
+    finally:
+        import shutil
+
+        shutil.rmtree(canary, ignore_errors=True)
+
+
+@needs_bwrap
+def test_every_place_an_agent_can_write_counts_against_its_cap(tmp_path):
+    """Second review, finding 9: the tmpfs mounts that covered /home, /root, /mnt, /srv,
+    /media, /var/tmp, the project and /dev were writable, each sized at half the RAM:
+    320 MB written under a 1 MiB cap was scored normally. Now /tmp is the one writable
+    place, and it is the cap."""
+    tries = " ".join(["/home", "/root", "/mnt", "/srv", "/media", "/var/tmp", "/dev",
+                      "/dev/shm", "/", str(REPO), "/tmp"])
+    ans = _agent(f'for d in {tries}; do (head -c 300000 /dev/zero > "$d/w$$") 2>/dev/null '
+                 '&& echo "$d" >&2; done; '
+                 'find / \\( -path /proc -o -path /sys \\) -prune -o -type d -writable -print '
+                 '2>/dev/null > "$OPS_OUT"; true', max_output_bytes=1_000_000)
+    assert ans.status == "ok", ans.error
+    assert ans.detail["stderr_tail"].split() == ["/tmp"]
+    writable = ans.ops.decode().split()
+    assert writable and all(d == "/tmp" or d.startswith("/tmp/") for d in writable), writable
+
+
 # --- generate: a stale attempt after kill -9 -----------------------------------------------
 
 @needs_bwrap

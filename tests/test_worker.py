@@ -288,7 +288,7 @@ def test_an_agent_in_its_sandbox_cannot_read_the_workers_token(tmp_path):
     announce = warm_worker(tmp_path)
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    line = sandbox.command(["cat", announce], inputs=inputs, hide=[], expose=[],
+    line = sandbox.command(["cat", announce], inputs=inputs, expose=[],
                            network=True, size=1 << 20)
     proc = subprocess.run(line, capture_output=True, text=True)
     assert proc.returncode != 0 and proc.stdout == ""
