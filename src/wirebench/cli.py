@@ -215,10 +215,10 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_archive(args) -> int:
-    from wirebench.config import load_config
     from wirebench.evidence.archive import create
 
-    made = create(args.results, args.config, load_config(args.config)["tasks_dir"], args.out)
+    # The results' own config (results/config.json); --config only for older results.
+    made = create(args.results, args.out, args.config)
     if made.get("unchanged"):
         print(f"unchanged since {made['run_id']}: {made['archive']} (no new archive)")
     else:
@@ -399,7 +399,8 @@ def _parser():
 
     ar = sub.add_parser("archive", help="freeze results/ into archive/<run-id>.tar.gz")
     ar.add_argument("--results", type=Path, default=Path("results"))
-    ar.add_argument("--config", type=Path, default=Path("config/config.yaml"))
+    ar.add_argument("--config", type=Path, default=Path("config/config.yaml"),
+                    help="for results written before runs recorded their config.json")
     ar.add_argument("--out", type=Path, default=Path("archive"))
     ar.set_defaults(func=_cmd_archive)
 

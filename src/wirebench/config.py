@@ -230,3 +230,72 @@ def load_config(path: str | Path) -> dict:
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     return check(yaml.safe_load(path.read_text()) or {})
+
+
+# How an entry runs, not what it answers: changing one reruns no agent call. A pair that
+# timed out under the old limit stays an infra error until `wirebench retry-infra`.
+OPERATIONAL_KNOBS = ("timeout", "retries", "backoff_s", "max_output_bytes")
+
+
+def answer_entry(entry: dict) -> dict:
+    """The part of a model entry its answers depend on: all but its operational knobs."""
+    return {k: v for k, v in entry.items() if k not in OPERATIONAL_KNOBS}
+
+
+# Files a folder under `expose:` may hold that a command runs: its scripts, so a module an
+# exposed script imports counts too. Binaries and weights are not read (gigabytes, at
+# every start): name such a file in `files:` or in the command to have it hashed.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl",
+                   ".lua", ".r", ".jl", ".php")
+
+
+def agent_files(name: str, entry: dict) -> list[str]:
+    """Every file of an entry's own agent whose bytes decide its answers, sorted: what its
+    `files:` globs match (from the workflow folder), each file its command names
+    (`python3 /abs/agent.py`, `"$PROJECT_DIR/agent.py"`) and the scripts under its
+    `expose:` paths. A `files:` glob that matches nothing is refused."""
+    import glob
+    import os
+    import shlex
+
+    found = set()
+    for pattern in entry.get("files", []):
+        matched = [p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p)]
+        if not matched:
+            raise ConfigError(f"config key models.{name}.files: {pattern!r} matches no file")
+        found.update(matched)
+    try:
+        words = shlex.split(entry.get("command", ""))
+    except ValueError:
+        words = []  # the sandbox's own check names a command it cannot split
+    for word in words:
+        for var in ("$PROJECT_DIR", "${PROJECT_DIR}"):  # the workflow folder, in the job
+            if word.startswith(var + "/"):
+                word = os.path.join(os.getcwd(), word[len(var) + 1:])
+        if os.path.isfile(word):
+            found.add(word)
+    for path in entry.get("expose", []):
+        path = os.path.expanduser(path)
+        if os.path.isfile(path):
+            found.add(path)
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            found.update(os.path.join(folder, f) for f in files
+                         if f.lower().endswith(SCRIPT_SUFFIXES))
+    return sorted(found)
+
+
+def agent_files_hash(name: str, entry: dict) -> str:
+    """The bytes of agent_files(), as a short hash; "" for an entry with none."""
+    import hashlib
+
+    from wirebench.evidence.files import sha256_file
+
+    files = agent_files(name, entry)
+    if not files:
+        return ""
+    h = hashlib.sha256()
+    for path in files:  # the spelling hashes of `files:` had before: they stay current
+        h.update(path.encode() + b"\0")
+        h.update(bytes.fromhex(sha256_file(path)))
+    return h.hexdigest()[:16]

@@ -3,19 +3,17 @@
 
 rule archive:
     """results/ -> archive/<run-id>.tar.gz with provenance, plus a row in archive/index.csv.
-    It has no output on purpose: it runs whenever asked, and an unchanged run (the same
-    manifest) keeps the archive and id it already has."""
-    input:
-        manifest=f"{RESULTS}/manifest.json",
-        scorecard=f"{RESULTS}/scorecard.json",
+    It has neither inputs nor outputs on purpose. It freezes the results as the run that
+    wrote them left them, checked against their manifest, with the config that run
+    recorded (results/config.json): with inputs, a bare `snakemake archive` after a run
+    with `--config models_file=...` rebuilt the default matrix's summary and archived that.
+    It runs whenever asked, and an unchanged run (the same manifest) keeps the archive and
+    id it already has."""
     params:
-        results=lambda wildcards, input: os.path.dirname(input.manifest),
-        config_file=workflow.configfiles[0] if workflow.configfiles else "config/config.yaml",
+        results=RESULTS,
     log:
         f"{RESULTS}/logs/archive.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench archive --results {params.results:q} --config {params.config_file:q}"
-        " --out archive"
-        " 2> {log}"
+        "wirebench archive --results {params.results:q} --out archive 2> {log}"

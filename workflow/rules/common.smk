@@ -16,6 +16,8 @@ from wirebench.agents.ops_dir import answer_path
 from wirebench.agents.setup import prepare_jobs
 from wirebench.config import (
     ConfigError,
+    agent_files_hash,
+    answer_entry,
     check,
     corpus_clash,
     experiment_models,
@@ -206,7 +208,13 @@ try:
 except OSError as exc:
     raise WorkflowError(str(exc)) from None
 CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS)
-CONFIG_SHA256 = config_hash({**config, "models": MODELS, "tasks": TASKS})
+# The config as run: the models' entries and the tasks resolved. It is stored under its
+# own hash, as a batch's spec is, and copied into the results (results/config.json) by
+# the run that scores with it, so `archive` freezes the run as it was configured, not as
+# the archive command's own --config would have it.
+RUN_CONFIG = {**config, "models": MODELS, "tasks": TASKS}
+CONFIG_SHA256 = config_hash(RUN_CONFIG)
+RUN_CONFIG_FILE = write_spec(".snakemake/wirebench/configs", RUN_CONFIG)
 # Every provider gets a resource; cap one with --resources provider_<name>=N.
 PROVIDERS = sorted({e.get("provider", e["kind"]) for e in MODELS.values()})
 # akcli steps are CPU-bound: unless told otherwise, run no more of them at once than
@@ -275,23 +283,13 @@ def prompt_files(wildcards):
 
 
 def _agent_files():
-    """Per model, the hash of the files its `files:` globs match (an agent's own script):
-    a generate param, so editing the script reruns that model and nothing else."""
-    import hashlib
-
-    hashes = {}
-    for name, entry in MODELS.items():
-        h = hashlib.sha256()
-        for pattern in entry.get("files", []):
-            found = sorted(p for p in glob.glob(pattern, recursive=True) if os.path.isfile(p))
-            if not found:
-                raise WorkflowError(f"config key models.{name}.files: {pattern!r} matches no file")
-            for path in found:
-                h.update(path.encode() + b"\0")
-                with open(path, "rb") as fh:
-                    h.update(hashlib.sha256(fh.read()).digest())
-        hashes[name] = h.hexdigest()[:16] if entry.get("files") else ""
-    return hashes
+    """Per model, the hash of its own agent's files (config.agent_files: `files:`, what
+    the command names, the scripts under `expose:`): a generate param, so editing the
+    script reruns that model and nothing else."""
+    try:
+        return {name: agent_files_hash(name, entry) for name, entry in MODELS.items()}
+    except ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
 
 
 AGENT_FILES = _agent_files()
@@ -303,9 +301,30 @@ def model_entry(wildcards):
     return MODELS[wildcards.model]
 
 
+class Untracked:
+    """A param's text that Snakemake's params trigger does not compare: it records only
+    values of builtin types (snakemake.persistence, _serialize_param), and this is none.
+    The command still gets the text."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
 def agent_arg(wildcards):
-    """The model entry as one shell word. Entries name env vars, never hold secrets."""
-    return shlex.quote(json.dumps(model_entry(wildcards), sort_keys=True))
+    """The whole model entry as one shell word, untracked: a change of its operational
+    knobs (a timeout) must rerun no agent call. The rest of it is tracked (agent_entry).
+    Entries name env vars, never hold secrets."""
+    return Untracked(shlex.quote(json.dumps(model_entry(wildcards), sort_keys=True)))
+
+
+def agent_entry(wildcards):
+    """What of the model entry its answers depend on: a generate param, so changing it
+    reruns that model. Spelled as agent_arg was when it was tracked, so an entry without
+    knobs keeps its answers."""
+    return shlex.quote(json.dumps(answer_entry(model_entry(wildcards)), sort_keys=True))
 
 
 def skills_key(entry):

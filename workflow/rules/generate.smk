@@ -49,7 +49,9 @@ rule generate:
     params:
         kind=lambda wildcards: model_entry(wildcards)["kind"],
         agent=agent_arg,
-        # The bytes of the agent's own files (`files:`), not only its config entry.
+        entry=agent_entry,
+        # The bytes of the agent's own files (`files:`, what its command names, the
+        # scripts it is shown), not only its config entry.
         agent_files=lambda wildcards: AGENT_FILES[wildcards.model],
         flags=agent_flags,
         task_dir=task_path(),

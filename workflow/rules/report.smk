@@ -3,6 +3,7 @@
 # Each reads the whole run and takes seconds: on a cluster they run on the submit host,
 # which has the results folder, rather than each waiting on a Slurm job of its own.
 localrules:
+    run_config,
     summary,
     report,
     manifest,
@@ -75,11 +76,25 @@ rule report:
         " --tasks-dir {params.tasks_dir:q} --archive archive 2> {log}"
 
 
+rule run_config:
+    """The config as run (models and tasks resolved), into the results: what `archive`
+    records as the run's config. Its stored copy's path changes exactly when it does."""
+    input:
+        RUN_CONFIG_FILE,
+    output:
+        f"{RESULTS}/config.json",
+    log:
+        f"{RESULTS}/logs/run_config.log",
+    shell:
+        "cp {input:q} {output:q} 2> {log:q}"
+
+
 rule manifest:
     """Every artifact of the run with its size, producing rule and sha256."""
     input:
         rules.summary.output,
         rules.report.output,
+        rules.run_config.output,
     output:
         f"{RESULTS}/manifest.json",
     params:

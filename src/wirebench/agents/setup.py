@@ -29,8 +29,15 @@ def prepare_jobs(models: dict, unsafe_no_sandbox: bool) -> None:
         sandbox.require()
     for name, entry in sorted(commands.items()):
         unseen = sandbox.unseen_paths(entry["command"], entry.get("expose", []))
+        relative = [w for w in unseen if not os.path.isabs(w)]
+        if relative:  # the project's own file: `files:` shows it and fingerprints it
+            raise sandbox.Unavailable(
+                f"models.{name}.command names {relative}, which its sandbox will not show: "
+                "the agent starts in an empty folder of its own, with the project hidden. "
+                f"List it under `files:` (models.{name}.files: [{relative[0]}]) and name "
+                f'it as "$PROJECT_DIR/{relative[0]}" in the command')
         if unseen:
             raise sandbox.Unavailable(
-                f"models.{name}.command names {unseen}, which its sandbox will not show: "
-                "the agent starts in an empty folder of its own, with the project hidden. "
-                "Give the path absolute, and list it (or its folder) under `expose:`")
+                f"models.{name}.command names {unseen}, which its sandbox will not show. "
+                f"List it (or its folder) under `expose:` (models.{name}.expose), or, "
+                "within the project, under `files:`")

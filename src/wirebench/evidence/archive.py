@@ -3,7 +3,8 @@
 The tarball holds everything needed to score the run again or compare it later without
 any agent: summary, scorecard, report, manifest, every pair's artifacts, the prompt
 packs, and provenance.json (date, versions, git commit of the corpus, the config as run,
-which by construction holds no secrets, only the names of variables that do).
+from the results themselves, which by construction holds no secrets, only the names of
+variables that do).
 """
 
 from __future__ import annotations
@@ -22,8 +23,28 @@ INDEX_COLUMNS = ["run_id", "date", "git_commit", "git_dirty", "wirebench", "akcl
                  "models", "tasks", "samples", "pass_rates", "archive"]
 
 
-def create(results: Path, config_file: Path, tasks_dir: Path, out_dir: Path) -> dict:
+def run_config(results: Path, config_file: Path | None = None) -> tuple[str, dict]:
+    """The config a run was scored with, as its text and as read: results/config.json,
+    which the run itself wrote; for results from before it did, `config_file`."""
+    import yaml
+
+    recorded = Path(results) / "config.json"
+    path = recorded if recorded.is_file() or config_file is None else Path(config_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{results}: no config.json: the run has not finished "
+                         "(run snakemake first)") from None
+    return text, yaml.safe_load(text) or {}
+
+
+def create(results: Path, out_dir: Path, config_file: Path | None = None) -> dict:
+    """Freeze `results` as they are, checked against their manifest, with the config they
+    were scored with (run_config), whatever the caller's own config says."""
     results, out_dir = Path(results), Path(out_dir)
+    if not (results / "manifest.json").is_file():
+        raise ValueError(f"{results}: no manifest.json: the run has not finished "
+                         "(run snakemake first)")
     problems = verify(results)
     if problems:
         raise ValueError("results do not match their manifest; refusing to archive:\n  "
@@ -38,12 +59,13 @@ def create(results: Path, config_file: Path, tasks_dir: Path, out_dir: Path) -> 
             return {"run_id": row["run_id"], "archive": str(out_dir / row["archive"]),
                     "unchanged": True}
     run_id = f"{date[:10]}-{digest}"
-    git = git_commit(Path(tasks_dir))
+    config_text, config = run_config(results, config_file)
+    git = git_commit(Path(config.get("tasks_dir") or "."))
     provenance = {
         "schema": "wirebench.provenance/1", "run_id": run_id, "date": date,
         "versions": versions(), "git": git, "corpus_sha256": card.get("corpus_sha256"),
         "config_sha256": card.get("config_sha256"),
-        "config": Path(config_file).read_text(encoding="utf-8"),
+        "config": config_text,
     }
     members = [results / n for n in ("summary.csv", "scorecard.json", "report.md",
                                      "manifest.json")]

@@ -17,7 +17,7 @@ PAIR_ARTIFACTS = {
 # Written only for some pairs: sim.json for a design task's pairs.
 OPTIONAL_PAIR_ARTIFACTS = {"sim.json": "simulate"}
 RUN_ARTIFACTS = {"summary.csv": "summary", "scorecard.json": "summary", "report.md": "report",
-                 "report.html": "report"}
+                 "report.html": "report", "config.json": "run_config"}
 
 
 def _entry(results: Path, path: Path, kind: str, rule: str) -> dict:

@@ -4,8 +4,10 @@ A and B are result folders or archived runs (archive/<run-id>.tar.gz). Pairs are
 by model, task and sample (or, for two models of one run, by task and sample). The
 report lists regressions (A passed, B failed) and fixes, the pass-rate delta with an
 exact McNemar test on the discordant pairs, and, for each pair whose verdict changed,
-what changed under it: the answer (ops hash), the akcli version, the expected nets and
-the scorer. Infra errors on either side are left out of the test and counted apart.
+what changed under it: the answer (ops hash), the akcli version, the expected nets, the
+task's files, the simulator and the scorer. Infra errors on either side are left out
+of the test and counted apart. Any tier compares: a design pair records no expected nets
+and a board pair no simulator, and each side's missing record is None.
 """
 
 from __future__ import annotations
@@ -43,19 +45,36 @@ def load_pairs(results: Path, model: str | None = None) -> dict[tuple, dict]:
         doc = read_json(score_path)
         if model is not None and doc["model"] != model:
             continue
-        validation = read_json(score_path.parent / "validate.json")
         key = (doc["task"], doc["sample"]) if model else (doc["model"], doc["task"],
                                                           doc["sample"])
-        pairs[key] = {
-            "passed": bool(doc["passed"]), "outcome": doc["outcome"], "score": doc["score"],
-            "ops": validation["inputs"]["ops"], "akcli": doc["versions"].get("akcli"),
-            "expected": doc["inputs"]["expected"], "scorer": doc.get("scorer"),
-        }
+        pairs[key] = {"passed": bool(doc["passed"]), "outcome": doc["outcome"],
+                      "score": doc["score"], **_under(doc, score_path.parent)}
     return pairs
 
 
+def _under(doc: dict, pair: Path) -> dict:
+    """What a pair's verdict rests on, as far as its files record it. Each tier records
+    its own part: a transcription pair its expected nets, a design pair its simulator
+    (sim.json), a board pair neither; a missing record is None on that side, never a
+    crash."""
+    sim = _read(pair / "sim.json")
+    return {"ops": _read(pair / "validate.json").get("inputs", {}).get("ops"),
+            "akcli": doc.get("versions", {}).get("akcli"),
+            "expected": doc.get("inputs", {}).get("expected"),
+            "task": doc.get("task_sha256"),
+            "simulator": sim.get("versions", {}).get("ngspice"),
+            "scorer": doc.get("scorer")}
+
+
+def _read(path: Path) -> dict:
+    try:
+        return read_json(path)
+    except FileNotFoundError:
+        return {}
+
+
 WHAT = {"ops": "answer (ops hash)", "akcli": "akcli version", "expected": "expected nets",
-        "scorer": "scorer"}
+        "task": "task files", "simulator": "simulator (ngspice)", "scorer": "scorer"}
 
 
 def compare(a: dict[tuple, dict], b: dict[tuple, dict], label_a: str, label_b: str) -> dict:

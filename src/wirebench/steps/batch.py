@@ -126,7 +126,7 @@ def read_record(path: str | os.PathLike) -> dict:
 class _Record:
     """A batch's record as its pairs finish: a line appended per change, so a kill keeps
     every finished pair and no pair replaces the file. close() leaves it in its one
-    spelling (the header, then the pairs in the spec's order), so equal batches give
+    spelling (the header, then the pairs in task and sample order), so equal batches give
     equal bytes: later steps' jobs take the record as an input."""
 
     def __init__(self, path: Path, spec: dict, done: dict):
@@ -139,7 +139,7 @@ class _Record:
 
     def _spelling(self, done: dict) -> bytes:
         return self._header() + b"".join(
-            _line({"id": p["id"], **done[p["id"]]}) for p in self.spec["pairs"] if p["id"] in done)
+            _line({"id": pair_id, **done[pair_id]}) for pair_id in sorted(done, key=_order))
 
     def append(self, pair_id: str, entry: dict | None) -> None:
         """The pair's new stamp, or None: its old one no longer holds."""
@@ -166,6 +166,14 @@ class _Record:
         write_bytes_atomic(self.path, want)
 
 
+def _order(pair_id: str) -> tuple:
+    """A pair's place in a record: by task, then sample as a number. That is the spec's own
+    order (tasks sorted by id, then samples), and it holds for pairs no spec names, so a
+    narrowed run's record spells its batch's other pairs as the full run did."""
+    model, task, sample = pair_id.rsplit("/", 2)
+    return (model, task, int(sample) if sample.isdigit() else 0, sample)
+
+
 def _line(doc: dict) -> bytes:
     return (json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
@@ -177,9 +185,10 @@ def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
     end (exit 70) so Snakemake reports it. Each pair's stamp is added to the record as the
     pair ends, so a kill keeps the stamps of the pairs that finished."""
     spec = read_json(spec_path)
-    before = read_record(record)
-    ids = {p["id"] for p in spec["pairs"]}
-    done = {k: v for k, v in before.items() if k in ids}
+    # Every pair the record vouches for, in this spec or not: a narrowed run's batch holds
+    # a few of the full run's pairs, and dropping the others' stamps would make the next
+    # full run redo them. A stamp only ever vouches for the inputs it was made from.
+    done = read_record(record)
     journal = _Record(Path(record), spec, done)
     failed, kept = [], set()
     try:
