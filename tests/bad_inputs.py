@@ -26,6 +26,19 @@ def _ref(**changes) -> bytes:
     return json.dumps(doc).encode()
 
 
+def _literal(literal: str, **at) -> bytes:
+    """The reference answer with one field's value replaced by a raw JSON text, which
+    json.dumps would never write (a 5,000-digit integer, 1e999, a nest): `at` names the
+    field (`envelope` for a key of the envelope, else one of the first place_component)."""
+    if "envelope" in at:
+        doc = {**json.loads(json.dumps(REFERENCE)), at["envelope"]: "@@"}
+        data = json.dumps(doc).encode()
+    else:
+        data = _ref(**{at["field"]: "@@"})
+    assert data.count(b'"@@"') == 1
+    return data.replace(b'"@@"', literal.encode())
+
+
 R1 = {"op": "place_component", "lib_id": "Device:R", "designator": "R1", "x_mil": 1000,
       "y_mil": 1000, "value": "1k"}
 
@@ -53,7 +66,27 @@ OPLISTS = {
     "unknown-op": (_with({"op": "summon_board"}), "invalid", "summon_board"),
     "op-not-object": (_with("place_component", 7), "invalid", "[0]"),
     "unknown-lib": (_ref(lib_id="Device:Flux_Capacitor"), "invalid", "Flux_Capacitor"),
-    "nan-coordinate": (_ref(x_mil=float("nan")), "invalid", "NaN"),
+    "nan-coordinate": (_ref(x_mil=float("nan")), "invalid", "NaN is not a JSON number"),
+    # Issue 30, finding 7: JSON that Python cannot turn into a document, in every position.
+    # Each is an unreadable verdict that names the problem and quotes the answer's start.
+    "huge-integer": (_literal("9" * 5000, field="x_mil"), "invalid",
+                     "an integer of 5000 digits"),
+    "huge-integer-envelope": (_literal("2" + "0" * 5000, envelope="protocol_version"),
+                              "invalid", "an integer of 5001 digits"),
+    "huge-integer-in-list": (_literal("[1, -" + "7" * 4400 + "]", field="at"), "invalid",
+                             "an integer of 4400 digits"),
+    "huge-integer-bare": (b"9" * 5000, "invalid", "it begins b'99999"),
+    "infinite-float": (_literal("1e999", field="y_mil"), "invalid", "reads as infinity"),
+    "infinity-literal": (_literal("-Infinity", field="x_mil"), "invalid",
+                         "-Infinity is not a JSON number"),
+    "nan-key-value": (_literal("NaN", envelope="note"), "invalid", "NaN is not a JSON number"),
+    "deep-in-op": (_literal("[" * 5000 + "]" * 5000, field="value"), "invalid",
+                   "nested too deeply"),
+    "deep-object-in-op": (_literal('{"a": ' * 40 + "1" + "}" * 40, field="value"), "invalid",
+                          "nested too deeply"),
+    "lone-surrogate": (_ref(value="1k\ud800"), "invalid", "lone surrogate"),
+    "lone-surrogate-key": (_literal('{"\\udfff": 1}', envelope="note"), "invalid",
+                           "lone surrogate"),
     "huge-coordinate": (_ref(x_mil=1e308), "invalid", "infinity"),
     "designator-number": (_ref(designator=5), "invalid", "designator"),
     # akcli draws it (the value is text to KiCad): no crash anywhere is the point.
@@ -82,10 +115,26 @@ COMMANDS = {
     "file-flood": ("for i in $(seq 30); do head -c 100000 /dev/zero > f$i; done; "
                    "echo '{}' > \"$OPS_OUT\"", "invalid", "max_output_bytes"),
     "symlink-answer": ("ln -s /etc/passwd \"$OPS_OUT\"", "invalid", "unreadable"),
-    "killed": ("kill -9 $$", "infra_error", "agent crashed"),
+    # Issue 30, finding 10: only exit 75 (EX_TEMPFAIL) declares an infra failure; any
+    # other end of a command is the model's failure, scored, with its reason.
+    "killed": ("kill -9 $$", "invalid", "agent failed (exit 137"),
+    "exit-3": ("echo 'cannot solve this one' >&2; exit 3", "invalid", "cannot solve this one"),
+    "exit-1-with-answer": (f"echo '{json.dumps(REFERENCE)}' > \"$OPS_OUT\"; exit 1", "invalid",
+                           "agent failed (exit 1"),
+    "kills-launcher": ("kill -9 $PPID", "invalid", "without a report"),
+    "timeout": ("sleep 60", "invalid", "timed out after 2 s"),
+    "tempfail": ("echo 'provider down' >&2; exit 75", "infra_error",
+                 "declared an infra failure (exit 75, EX_TEMPFAIL): provider down"),
+    "huge-integer": ("printf '{\"ops\": [' > \"$OPS_OUT\"; head -c 5000 /dev/zero | "
+                     "tr '\\0' 9 >> \"$OPS_OUT\"; printf ']}' >> \"$OPS_OUT\"", "invalid",
+                     "an integer of 5000 digits"),
     "orphans": ("sleep 300 & setsid sleep 301 & echo '{\"ops\": []}' > \"$OPS_OUT\"",
                 "invalid", ""),
 }
+
+
+# The few command cases that need their own entry fields.
+COMMAND_ENTRY = {"timeout": {"timeout": 2}}
 
 
 def _body(**fields):
@@ -102,6 +151,13 @@ SERVER_REPLIES = {
     "only-braces": (completion("{" * 150_000), "invalid", "unreadable op-list"),
     "deep-json": (completion('{"ops": ' + "[" * 50_000 + "]" * 50_000 + "}"), "invalid",
                   "nested too deeply"),
+    "huge-integer": (completion("Here it is:\n```json\n"
+                                + _literal("9" * 5000, field="x_mil").decode() + "\n```"),
+                     "invalid", "an integer of 5000 digits"),
+    "nan-in-reply": (completion(_literal("NaN", field="y_mil").decode()), "invalid",
+                     "NaN is not a JSON number"),
+    "lone-surrogate": (completion('{"ops": [{"op": "place_\ud800"}]}'), "invalid",
+                       "lone surrogate"),
     "negative-usage": (completion(json.dumps(REFERENCE), prompt_tokens=-5), "success", ""),
     "no-choices": (_body(choices=[]), "invalid", "no text"),
     "not-json": ((200, {"Content-Type": "application/json"}, b"<html>oops</html>"),

@@ -17,7 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
-from bad_inputs import COMMANDS, MAX_OPLIST_BYTES, MAX_OPS, OPLISTS, SERVER_REPLIES, TASK
+from bad_inputs import (
+    COMMAND_ENTRY,
+    COMMANDS,
+    MAX_OPLIST_BYTES,
+    MAX_OPS,
+    OPLISTS,
+    SERVER_REPLIES,
+    TASK,
+)
 from conftest import REPO, SYMBOLS, TASKS, Project
 from fake_openai import FakeOpenAI
 
@@ -61,7 +69,8 @@ def bad_run(tmp_path_factory):
     (root / "answers" / "a-directory" / f"{TASK}.json").mkdir()
     for name, (command, _, _) in COMMANDS.items():
         models[f"cmd-{name}"] = {"kind": "command", "command": command, "retries": 0,
-                                 "timeout": 30, "max_output_bytes": 1_000_000}
+                                 "timeout": 30, "max_output_bytes": 1_000_000,
+                                 **COMMAND_ENTRY.get(name, {})}
     scripts = {name: _always(reply) for name, (reply, _, _) in SERVER_REPLIES.items()}
     with FakeOpenAI(scripts) as server:
         for name in SERVER_REPLIES:

@@ -17,8 +17,12 @@ corpus, `results/` or the project.
 It runs inside bubblewrap (runtime/sandbox.py): it sees none of the corpus, `results/`,
 the project or the home folders; everything it starts dies with it; and all it writes, in
 files, counts against `max_output_bytes`. Its stdout and stderr are capped too.
-A crash (non-zero exit) or a timeout is an infra_error; exit 0 with no OPS_OUT, or more
-than `max_output_bytes` written, is the model's own failure.
+Infra is declared, not assumed: the command declares an infra failure (its provider is
+down, its quota is out) only by exiting 75 (EX_TEMPFAIL), which is retried and left out of
+the pass rate. Any other end is the model's: a non-zero exit, a crash, a timeout, exit 0
+with no OPS_OUT, or more than `max_output_bytes` written is a scored failure, with the
+reason (the exit, the last line of stderr) in its errors. Only a sandbox that never started
+the command is an infra_error the command did not declare.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ from .answer import Answer, TurnContext
 from .extract import extract_oplist
 
 BASE_ENV = ("PATH", "LC_ALL", "VIRTUAL_ENV")
+# The one exit by which a command declares that it could not run (sysexits.h EX_TEMPFAIL).
+EX_TEMPFAIL = 75
+# Written on the report pipe before the command starts: what follows is the command's.
+STARTED = b"started\n"
 STDERR_TAIL = 4096
 # The tail is kept this much longer, so that a secret cut at its start is still whole
 # when generate redacts it; generate cuts to STDERR_TAIL after redaction.
@@ -133,11 +141,13 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
 
 
 # Runs the agent's command, then reports on the report pipe, which the command itself never
-# holds (the shell cannot close an fd above 9, so this is Python): its exit code and the
+# holds (the shell cannot close an fd above 9, so this is Python): that it started (before
+# the command runs, so that no command can unsay it), then the command's exit code and the
 # bytes it left in the scope folder, then its answer.
 _LAUNCHER = """
 import os, subprocess, sys
 fd, scope, command = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+os.write(fd, b"started\\n")
 rc = subprocess.call(["/bin/sh", "-c", command], close_fds=True)
 rc = 128 - rc if rc < 0 else rc
 dev, used = os.stat(scope).st_dev, 0
@@ -226,21 +236,35 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
                 rc, timed_out = proc.wait(), True
             for pipe in (out, err, report):
                 pipe.join()
-        return _verdict(rc, timed_out, overflow.is_set(), report, err, cap, timeout, started)
+        return _verdict(rc, timed_out, overflow.is_set(), report, err, cap, timeout, started,
+                        spec)
     finally:
         shutil.rmtree(host, ignore_errors=True)
 
 
-def _verdict(rc, timed_out, overflowed, report, err, cap, timeout, started) -> Answer:
-    head, _, ops = report.data.partition(b"\n")
+def _last_line(err, spec: dict) -> str:
+    """The last line the command printed on stderr, redacted before it is cut."""
+    from .secrets import redact
+
+    lines = redact(err.data.decode(errors="replace"), spec).strip().splitlines()
+    return f": {lines[-1].strip()[-300:]}" if lines else ""
+
+
+def _verdict(rc, timed_out, overflowed, report, err, cap, timeout, started, spec) -> Answer:
+    began = report.data.startswith(STARTED)
+    head, _, ops = report.data[len(STARTED):].partition(b"\n") if began else (b"", b"", b"")
     fields = head.split()
-    agent_rc = int(fields[0]) if len(fields) == 2 and fields[0].isdigit() else rc
-    used = int(fields[1]) if len(fields) == 2 and fields[1].isdigit() else 0
+    reported = len(fields) == 2 and all(f.isdigit() for f in fields)
+    agent_rc = int(fields[0]) if reported else rc
+    used = int(fields[1]) if reported else 0
     detail = {"exit_code": agent_rc, "stderr_tail": err.data.decode(errors="surrogateescape"),
               "wall_s": round(time.monotonic() - started, 3), "bytes_written": used}
+    said = _last_line(err, spec)
+    if not began:  # the sandbox never ran the command: the harness's failure, not its
+        return Answer(None, "infra_error", f"the sandbox did not start the agent (exit {rc})"
+                      f"{said}", detail=detail)
     if timed_out:
-        return Answer(None, "infra_error", f"agent timed out after {timeout:g} s",
-                      detail=detail)
+        return Answer(None, "no_answer", f"agent timed out after {timeout:g} s", detail=detail)
     # Past the cap a write fails (the sandbox's tmpfs is full) or kills the writer with
     # SIGXFSZ, which through `sh -c` shows as exit 128 + SIGXFSZ.
     too_big = (overflowed or used > cap or len(ops) >= cap
@@ -248,8 +272,15 @@ def _verdict(rc, timed_out, overflowed, report, err, cap, timeout, started) -> A
     if too_big:
         return Answer(None, "no_answer", f"agent wrote more than max_output_bytes ({cap})",
                       detail=detail)
+    if not reported:  # the command killed the launcher that reports on it
+        return Answer(None, "no_answer", f"agent ended its sandbox without a report "
+                      f"(exit {rc}){said}", detail=detail)
+    if agent_rc == EX_TEMPFAIL:
+        return Answer(None, "infra_error", f"agent declared an infra failure (exit "
+                      f"{EX_TEMPFAIL}, EX_TEMPFAIL){said}", detail=detail)
     if agent_rc != 0:
-        return Answer(None, "infra_error", f"agent crashed (exit {agent_rc})", detail=detail)
+        return Answer(None, "no_answer", f"agent failed (exit {agent_rc}; only exit "
+                      f"{EX_TEMPFAIL} declares an infra failure){said}", detail=detail)
     if not ops:
         return Answer(None, "no_answer", "agent exited 0 but wrote nothing to OPS_OUT",
                       detail=detail)

@@ -98,7 +98,7 @@ def request(client, spec: dict, messages: list[dict], **extra):
                       detail={"http_status": None})
     except openai.APIConnectionError as exc:
         return Answer(None, "infra_error", f"connection error: {exc}", detail={"http_status": None})
-    except ValueError as exc:  # a body that is not JSON: the server's fault
+    except (ValueError, RecursionError) as exc:  # a body that is not JSON: the server's fault
         return Answer(None, "infra_error", f"the server's reply is not a chat completion: "
                       f"{type(exc).__name__}: {str(exc)[:200]}", detail={"http_status": None})
     except openai.APIStatusError as exc:
@@ -137,7 +137,9 @@ def text_answer(message, detail: dict) -> Answer:
         return Answer(None, "no_answer", "the model replied with no text", detail=detail,
                       reply=text)
     found = extract_oplist(text)
-    return Answer((found if found is not None else text).encode(), detail=detail, reply=text)
+    # A lone surrogate ("\ud800" in the reply) stays in the bytes, where validate names it.
+    return Answer((found if found is not None else text).encode(errors="surrogatepass"),
+                  detail=detail, reply=text)
 
 
 def answer(spec: dict, ctx: TurnContext) -> Answer:

@@ -39,10 +39,12 @@ def render(df, card: dict) -> str:
 
     note = narrowed_note(card)
     lines += [note, ""] if note else []
-    lines += ["Pass rates leave out infra errors (timeouts, crashes, HTTP 429/5xx): those are",
-              "not the model's answers. They are counted in their own column.", ""]
-    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) | mean score | tokens "
-              "| cost |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += ["Pass rates leave out infra errors (HTTP 429/5xx, no connection, a command agent's",
+              "exit 75): those are not the model's answers. They are counted in their own",
+              "column, and the next one counts them as failures.", ""]
+    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) "
+              "| infra as failures | mean score | tokens | cost |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for model in models:
         m = card["models"][model]
         lo, hi = m["pass_at_1_ci"]
@@ -50,8 +52,10 @@ def render(df, card: dict) -> str:
         mean = "-" if m["mean_score"] is None else f"{m['mean_score']:.3f}"
         tokens = (m["prompt_tokens"] or 0) + (m["completion_tokens"] or 0)
         cost = "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
+        every = ("-" if m["pass_rate_all_pairs"] is None
+                 else f"{m['pass_rate_all_pairs']:.1%}")
         lines.append(f"| {model} | {m['pairs']} | {m['infra_errors']} | {m['passed']} | {rate} "
-                     f"| {mean} | {int(tokens) or '-'} | {cost} |")
+                     f"| {every} | {mean} | {int(tokens) or '-'} | {cost} |")
     if card["samples"] > 1:
         k = card["samples"]
         lines += ["", f"| model | pass@1 | pass@{k} | pass^{k} |", "|---|---:|---:|---:|"]

@@ -152,11 +152,12 @@ def model_table(card: dict, models: list[str]) -> str:
         rows.append(
             f"<tr><td>{escape(m)}</td><td>{s['pairs']}</td><td>{s['infra_errors']}</td>"
             f"<td>{s['passed']}</td><td>{_fmt(s['pass_at_1'], True)} {_ci(s['pass_at_1_ci'])}</td>"
+            f"<td>{_fmt(s['pass_rate_all_pairs'], True)} {_ci(s['pass_rate_all_pairs_ci'])}</td>"
             f"{repeats}<td>{_fmt(s['mean_score'])}</td><td>{s['relabel_equivalent']}</td>"
             f"<td>{int(tokens) or '-'}</td><td>{_fmt(s['cost_usd'])}</td></tr>")
     head = f"<th>pass@{k} (95% CI)</th><th>pass^{k} (95% CI)</th>" if k > 1 else ""
     return ("<table id='models'><tr><th>model</th><th>pairs</th><th>infra errors</th>"
-            f"<th>passed</th><th>pass@1 (95% CI)</th>{head}"
+            f"<th>passed</th><th>pass@1 (95% CI)</th><th>infra as failures (95% CI)</th>{head}"
             "<th>mean score</th><th>relabel-equivalent</th><th>tokens</th><th>cost $</th></tr>"
             + "".join(rows) + "</table>")
 
@@ -290,11 +291,11 @@ def _answer(pair: Path) -> str:
     path = pair / "ops.json"
     if not path.is_file():
         return ""
+    from wirebench.verify.oplist import parse_json
+
     raw = path.read_bytes()[:ANSWER_SHOWN].decode(errors="replace")
-    try:
-        text = json.dumps(json.loads(raw), indent=2)
-    except (ValueError, RecursionError):  # not JSON, or nested past what json can read
-        text = raw
+    doc, unreadable = parse_json(raw)  # not JSON, or not a document: shown as it is
+    text = raw if unreadable else json.dumps(doc, indent=2)
     cut = " (first 64 KiB)" if path.stat().st_size > ANSWER_SHOWN else ""
     return (f"<details class='answer'><summary>The answer (ops.json){cut}</summary>"
             f"<pre class='answer'>{escape(text)}</pre></details>")
@@ -399,7 +400,7 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         f"<p class='muted'>wirebench {v['wirebench']}, akcli {', '.join(v['akcli'])}, "
         f"Python {v.get('python')}, Snakemake {v.get('snakemake')}; {len(tasks)} tasks x "
         f"{len(models)} models x {card['samples']} samples. Pass rates leave out infra "
-        "errors.</p>",
+        "errors; the column <i>infra as failures</i> counts them as failed.</p>",
         f"<p id='narrowed'>{escape(note)}</p>" if note else "",
         "<h2>Models</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",

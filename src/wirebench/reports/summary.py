@@ -250,6 +250,15 @@ def repeats(scored, k: int) -> dict:
     }
 
 
+def _all_pairs_rate(passed: int, pairs: int) -> dict:
+    """The pass rate over every pair, infra errors counted as failures, and its 95%
+    Wilson interval."""
+    from wirebench.reports.stats import wilson
+
+    return {"pass_rate_all_pairs": round(passed / pairs, 4) if pairs else None,
+            "pass_rate_all_pairs_ci": [round(x, 4) for x in wilson(passed, pairs)]}
+
+
 def scorecard(df, provenance: dict | None = None) -> dict:
     per_model = {}
     for model, group in df.groupby("model", sort=True):
@@ -261,6 +270,9 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "scored_pairs": int(len(scored)),
             "passed": int(scored["passed"].sum()),
             "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
+            # The same with every infra error counted as a failure: an agent that declares
+            # an infra failure on each task it cannot solve gains nothing here.
+            **_all_pairs_rate(int(scored["passed"].sum()), len(group)),
             "mean_score": round(float(scored["score"].mean()), 4) if len(scored) else None,
             **repeats(scored, int(df["sample"].max())),
             "by_tier": _rates(scored, "tier"),

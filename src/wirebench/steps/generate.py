@@ -2,8 +2,9 @@
 
 A pair's answer may take several turns (the repair loop, `max_turns`): when a turn's
 op-list fails validation or the draw, the errors go back to the agent and it tries again.
-Each turn may take several attempts: an infra_error (timeout, crash, HTTP 429/5xx, no
-connection) is retried with exponential backoff, honouring Retry-After.
+Each turn may take several attempts: an infra_error (HTTP 429/5xx, no connection, a
+request timeout, a command agent's exit 75) is retried with exponential backoff, honouring
+Retry-After. A command agent's other failures are the model's (agents/command.py).
 
 It writes the final answer verbatim to ops.json (empty when there is none: validation
 then scores it as unreadable) and the whole account to agent.json.
@@ -154,5 +155,6 @@ def generate(model: str, spec: dict, task_dir: Path, sample: int, out_ops: Path,
     }
     with still_current(Path(out_ops).parent, token):
         write_bytes_atomic(out_ops, ops)
-        write_bytes_atomic(out_agent, redact(dumps(doc), spec).encode())
+        # What the model sent (a tool call's text) may hold a lone surrogate: shown as "?".
+        write_bytes_atomic(out_agent, redact(dumps(doc), spec).encode(errors="replace"))
     return doc

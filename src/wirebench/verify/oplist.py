@@ -56,9 +56,11 @@ STRICT = {"parse_int": _int, "parse_float": _float, "parse_constant": _constant}
 SHAPE = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=str)
 
 
-# A lone surrogate comes from an escape (or, in a str, is in the text itself): text without
-# either needs no closer look.
+# A lone surrogate comes from an escape, from the bytes UTF-8 would give one (json reads
+# them, "surrogatepass"), or, in a str, from the text itself: text with none of these needs
+# no closer look.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 def _utf8(text: str) -> bool:
@@ -81,8 +83,8 @@ def _flaw(doc, raw: bytes | str, max_depth: int) -> str | None:
                     for v in (node.values() if isinstance(node, dict) else node)
                     if isinstance(v, dict | list)]
         level += 1
-    if _SURROGATE_ESCAPE.search(raw.decode(errors="replace") if isinstance(raw, bytes)
-                                else raw) or (isinstance(raw, str) and not _utf8(raw)):
+    if (_SURROGATE_BYTES.search(raw) if isinstance(raw, bytes)
+            else _SURROGATE_ESCAPE.search(raw) or not _utf8(raw)):
         try:
             json.dumps(doc, ensure_ascii=False).encode()
         except UnicodeEncodeError as exc:
