@@ -32,9 +32,11 @@ ANSWER_KEY = TASKS / "13-edit-add-status-led" / "reference_ops.json"
 
 # --- akcli steps: Landlock ---------------------------------------------------------------
 
-def _attempts(folder: Path, other: Path | None = None) -> dict:
+def _attempts(folder: Path, other: Path | None = None, parent: int | None = None,
+              unix: str | None = None) -> dict:
     """In the confined child: try what an op-list field could make akcli do. `other`: a
-    file in another pair's private folder."""
+    file in another pair's private folder; `parent`: the process that started the step;
+    `unix`: a Unix socket that listens (as the warm worker's does)."""
     import socket
     import tempfile
 
@@ -46,11 +48,17 @@ def _attempts(folder: Path, other: Path | None = None) -> dict:
         "read_answer_key": lambda: ANSWER_KEY.read_bytes(),
         "list_corpus": lambda: os.listdir(TASKS),
         "read_project": lambda: (REPO / "README.md").read_bytes(),
-        "read_parent_environ": lambda: Path(f"/proc/{os.getppid()}/environ").read_bytes(),
+        "read_parent_environ": lambda: Path(f"/proc/{parent or os.getppid()}/environ"
+                                            ).read_bytes(),
         "write_outside": lambda: (folder.parent / "escaped.txt").write_text("x"),
         "write_inside": lambda: (folder / "inside.txt").write_text("x"),
         "read_symbols": lambda: Path(SYMBOLS[0]).read_bytes()[:10],
         "tcp_connect": lambda: socket.create_connection(("127.0.0.1", 9), timeout=1),
+        # Second review, findings 2 and 5: data out over UDP, and the worker's socket.
+        "udp_send": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
+            b"secret", ("127.0.0.1", 9)),
+        **({"unix_connect": lambda: socket.socket(socket.AF_UNIX).connect(unix)}
+           if unix else {}),
     }.items():
         try:
             action()
@@ -85,10 +93,18 @@ def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path, room):
     other = Path(confine._private_folder(str(tmp_path / "other")))
     (other / "board.kicad_sch").write_text("another pair's draft")
     before = set(Path(confine.SHARED_MEMORY).rglob("*"))
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp_path / "worker.sock"))
+    listener.listen(1)
+    me = os.getpid()
     try:
-        confine.run(lambda: _attempts(pair, other / "board.kicad_sch"), write=pair,
+        confine.run(lambda: _attempts(pair, other / "board.kicad_sch", me,
+                                      str(tmp_path / "worker.sock")), write=pair,
                     read=[SYMBOLS[0]], timeout=30)
     finally:
+        listener.close()
         shutil.rmtree(other)
     tried = json.loads((pair / "tried.json").read_text())
     assert tried == {
@@ -96,7 +112,8 @@ def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path, room):
         "list_private_folders": "denied",
         "read_answer_key": "denied", "list_corpus": "denied", "read_project": "denied",
         "read_parent_environ": "denied", "write_outside": "denied", "write_inside": "allowed",
-        "read_symbols": "allowed", "tcp_connect": "denied"}
+        "read_symbols": "allowed", "tcp_connect": "denied", "udp_send": "denied",
+        "unix_connect": "denied"}
     assert not (tmp_path / "escaped.txt").exists()
     assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == [], \
         "the child's private TMPDIR is gone"
@@ -256,7 +273,7 @@ def test_a_command_agent_cannot_reach_the_answer_key(tmp_path):
     scored 1.0. Now TASK_FILE is a copy, and the corpus is not in the sandbox at all."""
     ans = _agent(f'cp "$(dirname "$TASK_FILE")/reference_ops.json" "$OPS_OUT" || '
                  f'cp {ANSWER_KEY} "$OPS_OUT" || cp {REPO}/tasks/*/reference_ops.json "$OPS_OUT"')
-    assert ans.status == "infra_error" and ans.ops is None
+    assert ans.status == "no_answer" and ans.ops is None  # a failed cp is the agent's failure
     assert "No such file" in ans.detail["stderr_tail"]
     listing = _agent('ls -a "$(dirname "$TASK_FILE")" > "$OPS_OUT"; ls /tmp/inputs/skills >&2')
     assert listing.ops.split() == [b".", b"..", b"base_ops.json", b"prompt.md", b"skills",

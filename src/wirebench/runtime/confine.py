@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from wirebench.evidence.files import scratch_dir, sweep, use_private_folder
-from wirebench.runtime import landlock
+from wirebench.runtime import isolation, landlock
 
 # Not /proc: another process's /proc/<pid>/environ (the step's own parent holds the run's
 # secrets) stays readable under Landlock; the child gets its own /proc/<pid> only. Of /dev,
@@ -207,15 +207,30 @@ def _enter(writes: list[str]) -> None:
     die_with_parent()
     pair, private = writes[-2:]
     os.chdir(pair)
+    _environment_from_nothing()
     os.environ["TMPDIR"] = tempfile.tempdir = private
     use_private_folder(private)
 
 
+def _environment_from_nothing() -> None:
+    """Only what akcli and Python need (the worker's own set), never the run's secrets:
+    without a worker, or in a cluster job, the step's process holds all of Snakemake's
+    variables, every entry's key among them."""
+    from wirebench.runtime.worker_client import kept_env
+
+    kept = {**kept_env(), **({OPT_OUT_VAR: "1"} if sandbox_off() else {})}
+    os.environ.clear()
+    os.environ.update(kept)
+
+
 def _confine_self(reads: list[str], writes: list[str]) -> None:
-    # Without Landlock, only a user's explicit opt-out gets here: the workflow and the
-    # CLI refuse to start otherwise (require()).
+    """Landlock, then no sockets (runtime/isolation.py). Without Landlock, only a user's
+    explicit opt-out gets here: the workflow and the CLI refuse to start otherwise."""
     if not sandbox_off() and landlock.abi() >= landlock.MIN_ABI:
-        landlock.restrict([*reads, f"/proc/{os.getpid()}"], writes)
+        # /proc/self as the host's /proc names it: in a pid namespace getpid() says 1.
+        me = os.readlink("/proc/self")
+        landlock.restrict([*reads, f"/proc/{me}"], writes)
+        isolation.no_sockets()
 
 
 def _call(fn, *args) -> int:
@@ -239,10 +254,23 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
+    _enter_or_exit(writes)
+    # The step itself runs as pid 1 of its own pid namespace: nothing it starts outlives it.
+    isolation.run_as_init(lambda: _step(fn, reads, writes, out_w), close=(out_w,))
+
+
+def _enter_or_exit(writes: list[str]) -> None:
+    try:
+        _enter(writes)
+    except BaseException:
+        os._exit(70)
+
+
+def _step(fn, reads: list[str], writes: list[str], out_w: int) -> None:
     code = 70
     buffer = io.StringIO()
     try:
-        _enter(writes)
+        die_with_parent()  # a fork clears it
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             try:
                 _confine_self(reads, writes)
@@ -364,11 +392,17 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes | None:
 
 def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
     """The server child: confine once, then run steps until the request pipe closes."""
+    _enter_or_exit(writes)
+    # As pid 1 of its own pid namespace, it kills what each step left before the next.
+    isolation.run_as_init(lambda: _steps(req_r, rep_w, reads, writes), close=(req_r, rep_w))
+
+
+def _steps(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
     import pickle
 
     code = 70
     try:
-        _enter(writes)
+        die_with_parent()  # a fork clears it
         _confine_self(reads, writes)
         while (request := _read_frame(req_r, None)) is not None:
             buffer = io.StringIO()
@@ -382,6 +416,7 @@ def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
                     step_code = 70
                 else:
                     step_code = _call(fn, *args)
+            isolation.kill_the_rest()
             printed = buffer.getvalue()[-(1 << 20):]
             _write_all(rep_w, _frame(pickle.dumps((step_code, printed))))
         code = 0

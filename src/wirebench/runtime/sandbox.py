@@ -135,7 +135,11 @@ def unseen_paths(command: str, expose: list) -> list[str]:
     exposed_paths = [Path(p).resolve() for p in expose]
     unseen = []
     for word in words:
-        if not ("/" in word or word.endswith((".py", ".sh"))) or not os.path.exists(word):
+        # Code the command runs: a script, or an executable named by its path. Other files
+        # it names (data, or an answer key it should never see) are its own business.
+        program = word.endswith((".py", ".sh")) or (
+            "/" in word and os.path.isfile(word) and os.access(word, os.X_OK))
+        if not program or not os.path.exists(word):
             continue
         path = Path(word).resolve()
         exposed = any(_under(path, s) for s in exposed_paths)

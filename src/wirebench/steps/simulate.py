@@ -28,6 +28,7 @@ from pathlib import Path
 from wirebench.corpus.testbench import compile_spec, describe_window, eng_value, private_nodes
 from wirebench.evidence.files import read_json, scratch_dir, sha256_bytes, write_json
 from wirebench.steps.common import input_hashes, versions
+from wirebench.verify.oplist_guard import text_problems
 from wirebench.verify.part_models import models_for
 
 SCHEMA = "wirebench.sim/1"
@@ -229,6 +230,13 @@ def _run(result: dict, bench: dict, names: list[str], sheet: Path, work: Path) -
     from wirebench.runtime import akcli_backend
 
     comps = (akcli_backend.run("read", str(sheet)).json() or {}).get("components", [])
+    # Validate refuses these in the op-list; here they are refused on the sheet itself,
+    # however it was drawn: the deck is built from the sheet's text, and a part's Sim.*
+    # fields would win over the task's models.
+    untrusted = text_problems(comps, "$.components")
+    if untrusted:
+        result.update(status="error", reason=f"not simulated: {untrusted[0]}")
+        return
     models, unmodeled = models_for(comps)
     if unmodeled:
         result.update(status="needs_human", reason="; ".join(unmodeled))

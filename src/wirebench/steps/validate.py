@@ -40,7 +40,7 @@ def _blank(ops: Path) -> dict:
 
 def _validate(ops: Path, out: Path, max_bytes: int, max_ops: int) -> None:
     from wirebench.runtime import akcli_backend
-    from wirebench.verify.oplist_guard import path_problems
+    from wirebench.verify.oplist_guard import problems
 
     doc, unreadable = load_oplist(ops, max_bytes, max_ops)
     result = _blank(ops)
@@ -76,7 +76,7 @@ def _validate(ops: Path, out: Path, max_bytes: int, max_ops: int) -> None:
             result["errors"].extend(
                 f"[{e.get('op_index')}] {e.get('code')}: {e.get('message')}"
                 for e in report.get("errors", []))
-        guard = path_problems(doc)
+        guard = problems(doc)
         result["errors"].extend(guard)
         result["valid"] = result["valid"] and not guard
     write_json(out, result)

@@ -7,12 +7,19 @@ outside the pair. `target_file` is owned by the harness (it is overwritten, as a
 own harness does); the other path fields must be plain relative paths that stay inside.
 `run_id` names a folder akcli writes backups under, so it must be a plain name.
 
-This guard is for clear messages only. The guarantee is the kernel's: the akcli steps run
-confined to the pair's folder (runtime/confine.py), whatever field akcli adds next.
+Strings are one line of text. akcli copies them into the sheet and, from there, into the
+simulator's deck, one element a line: a line break (or any control character) in a value
+would add lines of the agent's choosing to the deck (a `.control` block that prints fake
+measures, or runs `shell`). And the harness owns simulation models: akcli lets a part's
+`Sim.*` fields win over the task's models, so an op-list may not set them.
+
+The path guard is for clear messages only; the guarantee is the kernel's: the akcli steps
+run confined to the pair's folder (runtime/confine.py), whatever field akcli adds next.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import PurePosixPath
 
 PATH_KEYS = ("file", "symbol_source")
@@ -52,3 +59,46 @@ def path_problems(doc: object, where: str = "$") -> list[str]:
         for i, item in enumerate(doc):
             problems.extend(path_problems(item, f"{where}[{i}]"))
     return problems
+
+
+# Unicode's line and paragraph separators end a line for str.splitlines() too.
+_BREAKS = ("Cc", "Zl", "Zp")
+
+
+def problems(doc: object) -> list[str]:
+    """Everything wirebench itself refuses in an op-list, each with its JSON path."""
+    return [*path_problems(doc), *text_problems(doc)]
+
+
+def text_problems(doc: object, where: str = "$", op: str | None = None) -> list[str]:
+    """Control characters in any key or string, and any `Sim.*` field, each named with
+    its JSON path and op."""
+    found: list[str] = []
+    at = f" (op {op})" if op else ""
+    if isinstance(doc, dict):
+        op = doc.get("op") if isinstance(doc.get("op"), str) else op
+        at = f" (op {op})" if op else ""
+        for key, value in doc.items():
+            here = f"{where}.{key}"
+            if isinstance(key, str):
+                found.extend(_control(key, f"{where} key {key!r}", at))
+                if key.strip().lower().startswith("sim."):
+                    found.append(
+                        f"SIM_FIELD_REFUSED: {here}{at}: an op-list may not set Sim.* "
+                        "fields; the harness gives every part its simulation model")
+            found.extend(text_problems(value, here, op))
+    elif isinstance(doc, list):
+        for i, item in enumerate(doc):
+            found.extend(text_problems(item, f"{where}[{i}]", op))
+    elif isinstance(doc, str):
+        found.extend(_control(doc, where, at))
+    return found
+
+
+def _control(text: str, where: str, at: str) -> list[str]:
+    bad = next((c for c in text if unicodedata.category(c) in _BREAKS), None)
+    if bad is None:
+        return []
+    return [f"CONTROL_CHARACTER: {where}{at} holds U+{ord(bad):04X}; strings in an "
+            "op-list are one line of printable text (akcli copies them into the sheet "
+            "and the simulator's deck)"]
