@@ -4,7 +4,8 @@ score agents with?
 A task is sound when its files parse (task.yaml against its schema), its id is unique,
 a task.yaml names its id, family and brief, it holds no secret or network reference, and
 its own reference answer, run through the same evaluate code as any agent's, reaches the
-expected outcome and passes every criterion.
+expected outcome and passes every criterion, and a task that expects a refusal expects
+the one the prompt pack teaches for its kind of request (corpus/refusals.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from wirebench.corpus import refusals
 from wirebench.corpus.tasks import TaskError, discover, load_task
 from wirebench.steps.pair import evaluate_pair
 
@@ -131,6 +133,9 @@ def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) 
                 if entry["problems"] and result["errors"]:
                     entry["problems"].extend(result["errors"])
                 entry["problems"].extend(design_problems(task))
+                if not task.akcli_format:
+                    entry["problems"].extend(refusals.problems(task.meta,
+                                                               task.expected_outcomes))
                 entry["problems"].extend(
                     wrong_answer_problems(task, symbols, Path(td) / d.name, kicad))
                 entry["tier"] = task.tier

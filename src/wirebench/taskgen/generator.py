@@ -18,7 +18,12 @@ from pathlib import Path
 from wirebench.taskgen.rng import Rng
 from wirebench.taskgen.spec import GeneratedTask, write
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
+# The random stream's own version. Version 2 changed what the safety family's
+# contradictions expect (human-review-required, as the prompt pack says), not what any
+# family draws, so the stream stays at 1: every task keeps its circuit, its prompt and its
+# id, and results on the public split compare across the two versions.
+STREAM_VERSION = 1
 
 
 FAMILIES = ("netlist", "prose", "edit", "parametric", "repair", "safety")
@@ -46,7 +51,7 @@ def generate(family: str, seed: str, count: int, out: Path, start: int = 0,
     tag = seed_hash(str(seed))
     written = []
     for index in range(start, start + count):
-        rng = Rng(family, GENERATOR_VERSION, str(seed), index)
+        rng = Rng(family, STREAM_VERSION, str(seed), index)
         task: GeneratedTask = fams[family].generate(rng, index)
         task.id = f"{family}-{tag[:6]}-{index:03d}"
         task.meta["generator"] = {"family": family, "version": GENERATOR_VERSION,

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wirebench.taskgen.layout import dumps
-
-REFUSAL_KINDS = ("stop-condition", "blocked")
+from wirebench.verify.oplist import REFUSAL_KINDS  # the refusals an answer can give
 
 
 @dataclass
