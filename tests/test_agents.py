@@ -4,13 +4,14 @@ run goes on."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 
 import pytest
 from conftest import REPO, TASKS
-from fake_openai import FakeOpenAI, completion, error
+from fake_openai import FakeOpenAI, completion, error, tool_calls
 
 TASK = "01-divider"
 REFERENCE = (TASKS / TASK / "reference_ops.json").read_text()
@@ -39,7 +40,20 @@ def scripts():
                                      else completion(REFERENCE)),
         "strtokens": lambda n, body: completion(REFERENCE, prompt_tokens="12",
                                                 completion_tokens="many"),
+        "unreadable-args": unreadable_args,
     }
+
+
+def unreadable_args(n, body):
+    """Tool calls whose arguments Python cannot read as a document (issue 30, finding 7):
+    each is an invalid call that names its problem, and the loop goes on to a submit."""
+    if not any(m["role"] == "tool" for m in body["messages"]):
+        return tool_calls(
+            ("validate", '{"oplist": {"ops": [' + "9" * 5000 + "]}}"),
+            ("draw", '{"oplist": ' + "[" * 5000 + "]" * 5000 + "}"),
+            ("validate", '{"oplist": {"ops": [], "note": "\ud800"}}'),
+            ("validate", '{"oplist": {"ops": [], "x": NaN}}'))
+    return tool_calls(("submit", {"oplist": json.loads(REFERENCE)}))
 
 
 def openai_entry(server, model, **extra):
@@ -80,9 +94,13 @@ def agent_run(tmp_path_factory):
             "oa-nanretry": openai_entry(server, "nanretry"),
             "oa-strtokens": openai_entry(server, "strtokens",
                                          price_per_mtok={"prompt": 3.0, "completion": 15.0}),
+            "oa-tools-unreadable": openai_entry(server, "unreadable-args", tools=True),
             "cmd-good": command_entry(writer, expose=[str(answers)]),
             "cmd-crash": command_entry("echo boom >&2; exit 3"),
             "cmd-hang": command_entry("sleep 30", timeout=1),
+            # Exit 75 is the one way a command declares an infra failure: retried, then
+            # left out of the pass rate, and counted as a failure in the other one.
+            "cmd-tempfail": command_entry("echo 'provider down' >&2; exit 75", retries=1),
             "cmd-flood": command_entry("head -c 100000000 /dev/zero > \"$OPS_OUT\"",
                                        max_output_bytes=1_000_000),
             "cmd-silent": command_entry("true"),
@@ -204,10 +222,17 @@ def test_a_wrong_answer_is_the_models_failure_not_infra(agent_run):
 def test_command_agents_get_the_contract_and_end_right(agent_run):
     project, _, _ = agent_run
     assert row(project, "cmd-good").passed
+    # Issue 30, finding 10: a command that fails is the model's failure, scored, with its
+    # exit and its last words; only exit 75 declares an infra failure.
     crash = row(project, "cmd-crash")
-    assert crash.outcome == "infra_error" and "agent crashed (exit 3)" in crash.errors
+    assert (crash.outcome, crash.passed) == ("invalid", False)
+    assert "agent failed (exit 3; only exit 75 declares an infra failure): boom" in crash.errors
     assert agent(project, "cmd-crash")["stderr_tail"] == "boom\n"
-    assert row(project, "cmd-hang").outcome == "infra_error"
+    hang = row(project, "cmd-hang")
+    assert hang.outcome == "invalid" and "agent timed out after 1 s" in hang.errors
+    tempfail = row(project, "cmd-tempfail")
+    assert (tempfail.outcome, tempfail.attempts) == ("infra_error", 2)
+    assert "declared an infra failure (exit 75, EX_TEMPFAIL): provider down" in tempfail.errors
     flood = row(project, "cmd-flood")
     assert flood.outcome == "invalid" and "more than max_output_bytes" in flood.errors
     assert (project.pair("cmd-flood", TASK) / "ops.json").stat().st_size == 0
@@ -222,6 +247,11 @@ def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     card = json.loads((project.root / "results" / "scorecard.json").read_text())
     hang = card["models"]["oa-hang"]
     assert (hang["infra_errors"], hang["scored_pairs"], hang["pass_rate"]) == (1, 0, None)
+    # Next to it, the rate that counts infra errors as failures (issue 30, finding 10).
+    assert (hang["pass_rate_all_pairs"], hang["pass_rate_all_pairs_ci"]) == (0.0, [0.0, 0.7935])
+    assert card["models"]["cmd-tempfail"]["pass_rate"] is None
+    assert card["models"]["cmd-tempfail"]["pass_rate_all_pairs"] == 0.0
+    assert card["models"]["oa-correct"]["pass_rate_all_pairs"] == 1.0
     assert card["models"]["oa-wrong"]["pass_rate"] == 0.0
     report = (project.root / "results" / "report.md").read_text()
     # The matrix's cells, not the header's prose: oa-hang's cell says infra error.
@@ -230,6 +260,17 @@ def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     cells = dict(zip([c.strip() for c in header.split("|")[2:-1]],
                      [c.strip() for c in row.split("|")[2:-1]], strict=True))
     assert cells["oa-hang"] == "infra error"
+    models = next(i for i, line in enumerate(report.splitlines())
+                  if line.startswith("| model | pairs |"))
+    columns = [c.strip() for c in report.splitlines()[models].split("|")[1:-1]]
+    table = itertools.takewhile(lambda line: line.startswith("| "),
+                                report.splitlines()[models + 2:])
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in table}
+    every = columns.index("infra as failures")
+    assert (rows["oa-hang"][every], rows["oa-correct"][every]) == ("0.0%", "100.0%")
+    html = (project.root / "results" / "report.html").read_text()
+    assert "<th>infra as failures (95% CI)</th>" in html
     assert cells["oa-correct"] == "PASS" and cells["oa-wrong"].startswith("fail")
     # pass@1's interval in the scorecard is Wilson's at 95%: 1 of 1 gives [0.2065, 1].
     assert card["models"]["oa-correct"]["pass_at_1_ci"] == [0.2065, 1.0]
@@ -283,3 +324,19 @@ def test_the_environment_is_scrubbed(tmp_path, monkeypatch):
     assert doc["env"] == ["MODEL", "OPS_OUT", "PROMPT_FILE", "SAMPLE", "SKILLS_DIR", "TASK_FILE",
                           "TASK_ID", "TURN", "WB_ALLOWED"]
     assert doc["cwd"] == [], "the command starts in an empty folder"
+
+
+def test_tool_arguments_python_cannot_read_are_invalid_calls_and_the_loop_goes_on(agent_run):
+    """Issue 30, finding 7, in the tool loop: a 5,000-digit integer, 5,000 levels of
+    nesting, a lone surrogate and NaN in a call's arguments are each an invalid call
+    naming its problem (never an infra error of the pair); the model then submits."""
+    project, server, _ = agent_run
+    r = row(project, "oa-tools-unreadable")
+    assert (r.outcome, r.passed) == ("success", True), r.errors
+    steps = agent(project, "oa-tools-unreadable")["turns"][0]["trajectory"]
+    assert [s["status"] for s in steps] == ["invalid"] * 4 + ["ok"]
+    replies = [m["content"] for c in server.calls["unreadable-args"]
+               for m in c["body"]["messages"] if m["role"] == "tool"]
+    for phrase in ("an integer of 5000 digits", "nested too deeply", "lone surrogate",
+                   "NaN is not a JSON number"):
+        assert any(phrase in reply for reply in replies), (phrase, replies)

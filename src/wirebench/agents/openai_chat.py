@@ -21,10 +21,22 @@ from .extract import extract_oplist
 RETRY_STATUSES = {408, 409, 429}
 
 
+def sendable(text):
+    """The model's own text, fit to send back to it: a lone surrogate it wrote ("\\ud800"
+    read from its JSON) cannot be encoded into a request body, so it goes as U+FFFD."""
+    if not isinstance(text, str):
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode(errors="surrogatepass").decode(errors="replace")
+    return text
+
+
 def _messages(ctx: TurnContext) -> list[dict]:
     messages = [{"role": "user", "content": ctx.prompt_path.read_text(encoding="utf-8")}]
     for reply, errors in ctx.history:
-        messages.append({"role": "assistant", "content": reply})
+        messages.append({"role": "assistant", "content": sendable(reply)})
         messages.append({"role": "user", "content": (
             "akcli rejected that op-list:\n" + errors
             + "\n\nReply with the whole corrected op-list as one JSON object.")})

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 from .answer import Answer, TurnContext
-from .openai_chat import client_for, request, text_answer
+from .openai_chat import client_for, request, sendable, text_answer
 
 MAX_TOOL_CALLS = 30
 GUIDE = ("You can drive akcli through the tools you are given: look up ops and pins, "
@@ -31,7 +31,8 @@ GUIDE = ("You can drive akcli through the tools you are given: look up ops and p
 
 def _as_dict(call) -> dict:
     return {"id": call.id, "type": "function",
-            "function": {"name": call.function.name, "arguments": call.function.arguments}}
+            "function": {"name": sendable(call.function.name),
+                         "arguments": sendable(call.function.arguments)}}
 
 
 def answer(spec: dict, ctx: TurnContext) -> Answer:
@@ -80,7 +81,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         calls = getattr(message, "tool_calls", None) or []
         if not calls:  # a plain reply: its op-list, if any, is the submission
             return text_answer(message, detail())
-        messages.append({"role": "assistant", "content": message.content or "",
+        messages.append({"role": "assistant", "content": sendable(message.content or ""),
                          "tool_calls": [_as_dict(c) for c in calls]})
         for call in calls:
             if counts["tool_calls"] >= max_calls:

@@ -124,7 +124,7 @@ class Toolbox:
         """One trajectory step as agent.json keeps it: the call as the model wrote it (the
         agent's own words, like ops.json, redacted with the rest of agent.json), the
         result's status, size and hash (what replay compares), and the latency."""
-        data = raw_args.encode()
+        data = raw_args.encode(errors="surrogatepass")  # a lone surrogate is the model's
         step = {"i": i, "tool": name, "args_bytes": len(data),
                 "args_sha256": hashlib.sha256(data).hexdigest()[:16],
                 "status": result.status, "result_bytes": len(result.text.encode()),
