@@ -204,6 +204,25 @@ def test_the_cases_are_our_own_answers(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+UNREADABLE = ["huge-integer", "huge-integer-envelope", "infinite-float", "infinity-literal",
+              "deep-in-op", "lone-surrogate"]
+
+
+@pytest.mark.parametrize("case", UNREADABLE)
+def test_wirebench_score_gives_the_verdict_on_json_python_cannot_read(tmp_path, case):
+    """Issue 30, finding 7: `wirebench score` on a 5,000-digit integer ended in an internal
+    error (exit 70). Each such answer is a FAIL (exit 1) with its reason and first bytes."""
+    data, _, phrase = OPLISTS[case]
+    ops = tmp_path / "ops.json"
+    ops.write_bytes(data)
+    proc = subprocess.run(["wirebench", "score", "--task", str(TASKS / TASK), "--ops", str(ops),
+                           "--config", str(REPO / "config" / "config.yaml")],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert phrase in proc.stdout and "it begins b'{" in proc.stdout, proc.stdout
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_a_regression_gate_on_a_typo_fails(tmp_path):
     """Issue 14: `compare archive/typo.tar.gz results --fail-on-regression` printed "No
     pairs in common" and exited 0, so a typo passed the gate."""
