@@ -263,18 +263,23 @@ def test_the_workers_port_answers_only_its_token(tmp_path):
     ops = TASKS / "01-divider" / "reference_ops.json"
 
     def ask(tok: str, out: str) -> bytes:
-        fields = [tok, str(tmp_path), "4", "validate", "--ops", str(ops), "--out", out]
+        fields = [tok, str(tmp_path), "5", "validate", "--ops", str(ops), "--out", out]
+        reply = b""
         with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as conn:
-            conn.sendall(b"".join(f.encode() + b"\0" for f in fields))
-            reply = b""
-            while chunk := conn.recv(65536):
-                reply += chunk
+            try:  # a wrong token is dropped at its first wrong byte: maybe mid-send
+                conn.sendall(b"".join(f.encode() + b"\0" for f in fields))
+                while chunk := conn.recv(65536):
+                    reply += chunk
+                    if reply.endswith(b"\0ready\0"):
+                        conn.sendall(b"go\0")
+            except ConnectionResetError:
+                pass
         return reply
 
     assert ask("0" * len(token), "guessed.json") == b""
     assert ask(token[:-1], "short.json") == b""
     assert not (tmp_path / "guessed.json").exists() and not (tmp_path / "short.json").exists()
-    assert ask(token, "right.json").split(b"\0")[:2] == [reply_token.encode(), b"0"]
+    assert ask(token, "right.json").split(b"\0")[:3] == [reply_token.encode(), b"ready", b"0"]
     assert json.loads((tmp_path / "right.json").read_text())["valid"] is True
 
 

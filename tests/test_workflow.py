@@ -67,11 +67,13 @@ def test_the_reference_matrix_passes_every_task(project):
 
 
 def test_a_broken_agent_fails_the_run_and_says_which(project):
-    """A command not on PATH makes every pair of its model an infra error: the run exits
-    non-zero, prints a line per model, and names the model and its first error. The
-    summary and reports are still written; a higher max_infra_rate lets it pass."""
+    """An agent whose provider is down (it says so with exit 75, EX_TEMPFAIL) makes every
+    pair of its model an infra error: the run exits non-zero, prints a line per model, and
+    names the model and its first error. The summary and reports are still written; a
+    higher max_infra_rate lets it pass."""
     models = {"reference": {"kind": "reference"},
-              "typo": {"kind": "command", "command": "no-such-agent-on-path", "retries": 0}}
+              "typo": {"kind": "command", "retries": 0,
+                       "command": "echo 'provider down' >&2; exit 75"}}
     proc = project.configure(models, tasks=["01-divider", "02-rc-lowpass"]).snakemake(
         check=False)
     assert proc.returncode != 0
@@ -80,7 +82,8 @@ def test_a_broken_agent_fails_the_run_and_says_which(project):
     assert lines[header + 1].split() == ["reference", "2", "2", "0", "0", "0"]
     assert lines[header + 2].split() == ["typo", "2", "0", "0", "0", "2"]
     assert ("wirebench: typo: 2/2 pairs are infra errors (more than 50%); first: "
-            "01-divider: agent: agent crashed (exit 127)") in proc.stdout
+            "01-divider: agent: agent declared an infra failure (exit 75, EX_TEMPFAIL)"
+            ) in proc.stdout
     assert (project.root / "results" / "report.html").is_file()
     assert not (project.root / "results" / "verdict.json").exists()
     ok = project.snakemake("--config", "max_infra_rate=1.0")
@@ -428,7 +431,7 @@ def test_retry_infra_reruns_the_infra_pairs_and_nothing_else(project, tmp_path):
         shutil.copy(TASKS / t / "reference_ops.json", answers / f"{t}.json")
     models = {"reference": {"kind": "reference"},
               "flaky": {"kind": "command", "retries": 0, "expose": [str(up), str(answers)],
-                        "command": f"test -e {up}/flag || exit 3; "
+                        "command": f"test -e {up}/flag || exit 75; "
                                    f"cp {answers}/$TASK_ID.json \"$OPS_OUT\""}}
     project.configure(models, tasks=tasks, max_infra_rate=1.0, batch=1).snakemake()
     df = project.summary().set_index("model")

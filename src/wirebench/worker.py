@@ -16,11 +16,19 @@ name, `call`, starting a worker) is wirebench/runtime/worker_client.py.
 It listens twice. The Unix socket serves the Python client, and checks the caller's uid.
 A TCP port on 127.0.0.1 serves the job shell itself (`job_shell_prefix`): bash can open a
 TCP connection with no process of its own, where a Python client costs 12 ms of CPU a
-job. A port is open to every local user, so each request there must begin with a random
-token, and each reply with a second one: a process that took over the port of a worker
-that died learns the dead worker's request token, and still cannot answer as a worker.
-The tokens live only in the worker's memory and in a 0600 file in the worker's 0700
-folder, which the agents' sandboxes never mount.
+job. On both, each request must begin with a random token, and each reply with a second
+one: a process that took over the port of a worker that died learns the dead worker's
+request token, and still cannot answer as a worker. The uid check alone is not enough: a
+confined step runs as the same user, and Landlock does not cover connect() on a Unix
+socket. The tokens live only in the worker's memory and in a 0600 file in the worker's
+0700 folder, which no sandbox shows and no confined step may read (and confined steps
+cannot open a socket at all: runtime/isolation.py).
+
+Nobody can hold a server: a request must arrive whole within REQUEST_SECONDS of the
+connection, and a connection whose first bytes are not the token is dropped at once. A
+server that has read a request says `ready` and waits for the client's go: a client that
+got no `ready` within its own deadline (every server held or busy) runs the step itself,
+and its request, left unanswered in the socket, can then never run as well.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import os
 import struct
 import sys
 
-from wirebench.runtime.worker_client import recv, send, tcp_file
+from wirebench.runtime.worker_client import send, tcp_file
 
 IDLE_SECONDS = 30
 # A server makes way for a fresh one after this many steps, so that whatever a step
@@ -40,10 +48,10 @@ REQUESTS_PER_SERVER = 1000
 # size is atomic, so reports from many servers never interleave.
 REPORT = struct.Struct("!ii")
 IDLE, BUSY, GONE = 0, 1, 2
-# A job shell's request is a few paths and flags; a client that sends more, or nothing for
-# this long, is not one of our job shells.
+# A job shell's request is a few paths and flags; a client that sends more, or takes
+# longer than this in all to send it (a step's own client needs a few ms), is not ours.
 MAX_REQUEST_BYTES = 1 << 20
-REQUEST_SECONDS = 10
+REQUEST_SECONDS = 2
 # Any local user can open connections to the TCP port and hold them, unanswered, for
 # REQUEST_SECONDS. A server is forked whenever none is free, so without a cap that would
 # fork without end. Snakemake runs at most --cores steps at once; past this many, steps
@@ -72,13 +80,15 @@ def serve(path: str) -> None:
     except OSError:
         return
     _unlink(path)
+    # The tokens first: a client reads them before it connects to either socket.
+    tcp = _tcp_listener(tcp_file(path))
     # Listening before the warm-up: a step that connects meanwhile waits in the backlog
     # for the first server, rather than running on its own and parsing every library
     # again beside us (a crash here closes the socket: the step then runs on its own).
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     listener.bind(path)
     listener.listen(128)
-    listeners = [listener, _tcp_listener(tcp_file(path))]
+    listeners = [listener, tcp]
     _warm_up()
     for sock in listeners:  # servers wait on both at once, and race to accept
         sock.setblocking(False)
@@ -186,57 +196,135 @@ def _serve_one(conn) -> bool:
     """Run one request's step and reply. False when the step crashed or the reply failed:
     the server then retires rather than run more steps after an unknown failure."""
     import socket as sockets
+    import time
 
+    deadline = time.monotonic() + REQUEST_SECONDS
     try:
         if conn.family == sockets.AF_UNIX:
             if _peer_uid(conn) != os.getuid():
                 return True  # another user's process: no answer at all
-            request = recv(conn)
+            request = _read_client_request(conn, deadline)
             if request is None:
-                return True  # the client went away before it asked anything
+                return True  # no token, too slow, or gone before it asked: no answer
             refused = _refusal(request["argv"], request["cwd"])
             if refused:
                 send(conn, {"rc": 2, "stdout": "", "stderr": f"wirebench worker: {refused}\n",
                             "server": os.getpid()})
                 return True
+            send(conn, {"ready": True})
+            if not _go(conn, b"g"):
+                return True
             reply, clean = _run(request)
             send(conn, {**reply, "server": os.getpid()})
             return clean
-        request = _read_shell_request(conn)
+        request = _read_shell_request(conn, deadline)
         if request is None:
             return True  # a wrong token, or not our protocol: no answer at all
         if _refusal(request["argv"], request["cwd"]):
             # Not an error: the job shell runs such steps through the Python client.
-            conn.sendall(REPLY_TOKEN + b"\0local\0\0\0")
+            conn.sendall(REPLY_TOKEN + b"\0local\0")
+            return True
+        conn.sendall(REPLY_TOKEN + b"\0ready\0")
+        if not _go(conn, b"go\0"):
             return True
         reply, clean = _run(request)
         # bash cannot hold a NUL, and the reply's fields end at one.
-        conn.sendall(REPLY_TOKEN + b"\0" + b"".join(
+        conn.sendall(b"".join(
             str(reply[k]).replace("\0", "").encode() + b"\0" for k in ("rc", "stdout", "stderr")))
         return clean
+    except OSError:
+        return True  # the client went away, or held its connection past the deadline
     except Exception:
         return False
 
 
-def _read_shell_request(conn) -> dict | None:
-    """A job shell's request: NUL-terminated fields, the token, the cwd, the number of
-    arguments, then each argument. None unless the token matches and it is all there."""
+def _recv_by(conn, deadline: float, n: int) -> bytes:
+    """Up to n bytes, or b"" at end of file; socket.timeout once the deadline passes."""
+    import time
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the request's deadline passed")
+    conn.settimeout(left)
+    return conn.recv(n)
+
+
+def _token_first(conn, deadline: float, sep: bytes = b"") -> bytes | None:
+    """Read the request token, byte by byte as it comes, dropping the connection at the
+    first byte that is not the token's; what was read past it is returned."""
     import hmac
 
-    conn.settimeout(REQUEST_SECONDS)
-    data, fields = b"", []
-    while len(fields) < 3 or len(fields) < 3 + int(fields[2]):
-        chunk = conn.recv(1 << 16)
+    data = b""
+    want = TOKEN + sep
+    while len(data) < len(want):
+        chunk = _recv_by(conn, deadline, len(want) - len(data))
+        if not chunk:
+            return None
+        data += chunk
+        if not hmac.compare_digest(data, want[:len(data)]):
+            return None
+    return data[len(want):]
+
+
+def _read_client_request(conn, deadline: float) -> dict | None:
+    """The Python client's request: the token, then a marshal frame (which is read only
+    once the token matched: marshal is not safe against data made to attack it)."""
+    import marshal
+
+    if _token_first(conn, deadline) is None:
+        return None
+    head = _read_exactly(conn, deadline, 4)
+    if head is None or struct.unpack("!I", head)[0] > MAX_REQUEST_BYTES:
+        return None
+    body = _read_exactly(conn, deadline, struct.unpack("!I", head)[0])
+    if body is None:
+        return None
+    request = marshal.loads(body)
+    if not (isinstance(request, dict) and isinstance(request.get("argv"), list)
+            and isinstance(request.get("cwd"), str)):
+        return None
+    return request
+
+
+def _read_exactly(conn, deadline: float, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = _recv_by(conn, deadline, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _go(conn, word: bytes) -> bool:
+    """The client's go after `ready`: a client that gave up waiting sends none, and its
+    step must not run here as well as where it runs now."""
+    import time
+
+    got = _read_exactly(conn, time.monotonic() + REQUEST_SECONDS, len(word))
+    conn.settimeout(None)
+    return got == word
+
+
+def _read_shell_request(conn, deadline: float) -> dict | None:
+    """A job shell's request: NUL-terminated fields, the token, the cwd, the number of
+    arguments, then each argument. None unless the token matches and it is all there."""
+    data = _token_first(conn, deadline, b"\0")
+    if data is None:
+        return None
+    fields: list[bytes] = []
+    while len(fields) < 2 or len(fields) < 2 + int(fields[1]):
+        fields = data.split(b"\0")[:-1]  # the fields whose terminator has arrived
+        if len(fields) >= 2 and not fields[1].isdigit():
+            return None
+        if len(fields) >= 2 and len(fields) >= 2 + int(fields[1]):
+            break
+        chunk = _recv_by(conn, deadline, 1 << 16)
         if not chunk or len(data) + len(chunk) > MAX_REQUEST_BYTES:
             return None
         data += chunk
-        fields = data.split(b"\0")[:-1]  # the fields whose terminator has arrived
-        if fields and not hmac.compare_digest(fields[0], TOKEN):
-            return None  # checked before anything else is read or parsed
-        if len(fields) >= 3 and not fields[2].isdigit():
-            return None
     conn.settimeout(None)
-    return {"cwd": fields[1].decode(), "argv": [f.decode() for f in fields[3:]]}
+    return {"cwd": fields[0].decode(), "argv": [f.decode() for f in fields[2:2 + int(fields[1])]]}
 
 
 def _run(request: dict) -> tuple[dict, bool]:

@@ -94,6 +94,11 @@ def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
     if ctx.feedback:
         (inputs / "feedback.txt").write_text(ctx.feedback, encoding="utf-8")
         named["FEEDBACK_FILE"] = "feedback.txt"
+    # Readable by the agent's uid, whatever the umask (run by root, it is not root's).
+    for folder, _, files in os.walk(inputs):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
     return named
 
 
@@ -147,8 +152,12 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
 _LAUNCHER = """
 import os, subprocess, sys
 fd, scope, command = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+# Run by root, the command runs as the agent's uid, with no capabilities. The launcher
+# stays root, so the command cannot reach this process (its report pipe, in /proc).
+uid = int(sys.argv[5]) if sys.argv[5] else None
+who = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
 os.write(fd, b"started\\n")
-rc = subprocess.call(["/bin/sh", "-c", command], close_fds=True)
+rc = subprocess.call(["/bin/sh", "-c", command], close_fds=True, **who)
 rc = 128 - rc if rc < 0 else rc
 dev, used = os.stat(scope).st_dev, 0
 for folder, dirs, files in os.walk(scope):
@@ -166,9 +175,10 @@ sys.exit(rc)
 """
 
 
-def _launcher(report_fd: int, scope: str, command: str, cap: int) -> list[str]:
+def _launcher(report_fd: int, scope: str, command: str, cap: int, uid: int | None = None
+              ) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report_fd), scope, command,
-            str(cap)]
+            str(cap), "" if uid is None else str(uid)]
 
 
 def answer(spec: dict, ctx: TurnContext) -> Answer:
@@ -194,11 +204,10 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
             cwd = host / "work"
         else:
             env = _environment(spec, ctx, named, sandbox.INPUTS, sandbox.WORK, "/tmp")
-            hide = [Path.cwd(), ctx.task.path.parent, host.parent,
-                    *(Path(p).parent.parent for p in (ctx.prompt_path,) if p)]
             argv = sandbox.command(
-                _launcher(report_w, "/tmp", spec["command"], cap),
-                inputs=host / "inputs", hide=hide,
+                _launcher(report_w, "/tmp", spec["command"], cap,
+                          sandbox.AGENT_UID if os.geteuid() == 0 else None),
+                inputs=host / "inputs",
                 # An MCP server reads the task's libraries (read-only, as the rest).
                 expose=[Path(p).resolve() for p in (*spec.get("expose", []),
                                                     *_own_files(spec),

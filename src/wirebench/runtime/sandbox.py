@@ -11,8 +11,8 @@ The only writable place is `/tmp`, a fresh tmpfs no larger than the entry's
 `max_output_bytes` (plus room for the file system's own blocks), so the cap is a total
 that the kernel enforces; the root and `/dev` are remounted read-only. The agent works in
 `/tmp/work`. It runs with no capabilities: run by root, the launcher keeps only
-CAP_SETUID/CAP_SETGID to become AGENT_UID (nobody) before it starts the agent's command,
-so that root's ownership of the host's files means nothing inside either. It has its own
+CAP_SETUID/CAP_SETGID to start the agent's command as AGENT_UID (nobody), so that root's
+ownership of the host's files means nothing inside either. It has its own
 pid namespace: when the command exits, or the step that started it dies, every process it
 left behind dies with it.
 """
@@ -150,4 +150,5 @@ def unseen_paths(command: str, expose: list) -> list[str]:
 
 def _is_hidden(path: Path) -> bool:
     """Not shown in the sandbox: outside the system folders and the Python installation."""
-    return not any(_under(path, Path(p)) for p in (*_system_real(), *shown([])))
+    return not any(_under(path, Path(p))
+                   for p in (*_system_real(), "/dev", "/proc", *shown([])))

@@ -18,33 +18,46 @@ import sys
 import threading
 from collections.abc import Sequence
 
+# The longest a job shell waits for a step the worker took (a day: steps have limits of
+# their own, far below it).
+REPLY_SECONDS = 86400
+
 # A young-generation collection every 10,000 new container objects instead of 700.
 COLLECT_EVERY = 10_000
 
 
 # The job shell's client. `read -d ''` stops at each NUL: the request's fields are the
-# token, the cwd, the number of arguments and each argument after `step`; the reply's
-# are the reply token, rc, stdout and stderr. A reply without the worker's token (not our
-# worker), cut short (a worker that died) or "local" (a step the worker must not run)
-# leaves the Python client to run the step. SIGPIPE is ignored around the exchange: a
-# worker that closes first must not kill the job.
+# token, the cwd, the number of arguments and each argument after `step`; the worker
+# answers with the reply token and `ready` (it took the request), and only after the go
+# runs the step and sends rc, stdout and stderr. No `ready` in READY_SECONDS (every server
+# busy, or held), a reply without the worker's token (not our worker), `local` (a step the
+# worker must not run), or a reply cut short (a worker that died) leaves the Python client
+# to run the step. The step's reply is awaited REPLY_SECONDS at most, a net under a worker
+# that hangs: past it the job fails rather than run the step twice. SIGPIPE is ignored
+# around the exchange: a worker that closes first must not kill the job.
 WORKER_FUNCTION = r"""wirebench() {
-  local p t s fd r rc out err
+  local p t s fd r state rc out err
   if [ "${1-}" = step ] && { read -r p t s < @TCP_FILE@ &&
       exec {fd}<>"/dev/tcp/127.0.0.1/$p"; } 2>/dev/null; then
     trap '' PIPE
     printf '%s\0' "$t" "$PWD" "$(($# - 1))" "${@:2}" >&"$fd" 2>/dev/null || true
-    IFS= read -r -d '' r <&"$fd" || true
-    IFS= read -r -d '' rc <&"$fd" || true
-    IFS= read -r -d '' out <&"$fd" || true
-    IFS= read -r -d '' err <&"$fd" || true
-    exec {fd}>&-
-    trap - PIPE
-    if [ "$r" = "$s" ]; then
+    IFS= read -t @READY@ -r -d '' r <&"$fd" || true
+    IFS= read -t @READY@ -r -d '' state <&"$fd" || true
+    if [ "$r" = "$s" ] && [ "$state" = ready ] && printf 'go\0' >&"$fd" 2>/dev/null; then
+      rc=cut
+      IFS= read -t @REPLY@ -r -d '' rc <&"$fd" || { [ $? -le 128 ] || rc=late; }
+      IFS= read -t @REPLY@ -r -d '' out <&"$fd" || true
+      IFS= read -t @REPLY@ -r -d '' err <&"$fd" || true
+      exec {fd}>&-
+      trap - PIPE
       case $rc in
+        late) echo "wirebench: the warm worker gave no reply in @REPLY@ s" >&2; return 70 ;;
         "" | *[!0-9]*) ;;
         *) printf %s "$out"; printf %s "$err" >&2; return "$rc" ;;
       esac
+    else
+      exec {fd}>&-
+      trap - PIPE
     fi
   fi
   @CLIENT@
@@ -73,6 +86,8 @@ def job_shell_prefix() -> str:
         function = f"wirebench() {{ {client}; }}"
     else:
         function = (WORKER_FUNCTION.replace("@TCP_FILE@", shlex.quote(worker_client.tcp_file(path)))
+                    .replace("@READY@", str(worker_client.READY_SECONDS))
+                    .replace("@REPLY@", str(REPLY_SECONDS))
                     .replace("@CLIENT@", client))
     # shell.prefix() formats its text like a command: braces are doubled to stay braces.
     return "set -euo pipefail; " + function.replace("{", "{{").replace("}", "}}") + "; "

@@ -137,19 +137,48 @@ def worker_path() -> str | None:
     return socket_path()
 
 
+# How long a step waits for a server to take its request: past this (every server busy,
+# or held by someone else's connections), it runs on its own, as without a worker.
+READY_SECONDS = 5
+
+
+def request_token(path: str) -> bytes | None:
+    """The token every request to the worker on socket `path` begins with, from the
+    worker's 0600 file (worker.py), or None when there is no worker to ask."""
+    try:
+        with open(tcp_file(path), "rb") as fh:
+            fields = fh.read(200).split()
+    except OSError:
+        return None
+    return fields[1] if len(fields) == 3 else None
+
+
 def call(argv: list[str]) -> dict | None:
     """Run a step in the warm worker: {rc, stdout, stderr}, or None to run it locally."""
     path = worker_path()
     if path is None:
         return None
+    token = request_token(path)
+    if token is None:
+        _spawn(path)
+        return None
     try:
         sock = socket(AF_UNIX, SOCK_STREAM)  # the C type: no context manager
         try:
             sock.connect(path)
-            send(sock, {"argv": argv, "cwd": os.getcwd()})
+            data = marshal.dumps({"argv": argv, "cwd": os.getcwd()})
+            sock.sendall(token + struct.pack("!I", len(data)) + data)
+            sock.settimeout(READY_SECONDS)
+            first = recv(sock)
+            if first is None or not first.get("ready"):
+                return first  # a refusal is a reply; nothing means: run it here
+            sock.sendall(b"g")
+            sock.settimeout(None)  # the step's own limits bound it from here
             return recv(sock)
         finally:
             sock.close()
+    except TimeoutError:
+        return None  # a worker that is there but took no request: never start another
     except OSError:
         _spawn(path)
         return None
