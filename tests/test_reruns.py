@@ -24,6 +24,7 @@ import wirebench
 
 TASK_IDS = ["01-divider", "02-rc-lowpass", "13-edit-add-status-led"]
 REST = {"summary": 1, "report": 1, "manifest": 1, "verdict": 1, "all": 1}  # follow any change
+CONFIG = {"run_config": 1}  # the config as run, into results/config.json: any config change
 
 
 def job_counts(proc) -> dict[str, int]:
@@ -96,9 +97,17 @@ def test_task_prompt_edit_reruns_that_task_for_every_model(world):
 
 def test_a_model_entry_change_reruns_only_that_model(world):
     project, _, _ = world
-    with edit(project.config_path, lambda b: b.replace(b"timeout: 60", b"timeout: 61")):
+    more_turns = b"max_turns: 1\n    timeout: 60"
+    with edit(project.config_path, lambda b: b.replace(b"timeout: 60", more_turns)):
         assert dry(world) == {"generate": 3, "validate": 3, "apply": 3, "nets": 3, "score": 3,
-                              **REST}
+                              **CONFIG, **REST}
+
+
+def test_an_operational_knob_reruns_no_agent_call(world):
+    """A timeout is how an entry runs, not what it answers (tests/test_promises.py runs it)."""
+    project, _, _ = world
+    with edit(project.config_path, lambda b: b.replace(b"timeout: 60", b"timeout: 900")):
+        assert dry(world) == {**CONFIG, **REST}
 
 
 def test_scoring_code_change_reruns_only_score_jobs(world):
