@@ -33,10 +33,11 @@ def test_sheet_criteria_fail_when_nothing_landed_and_op_criteria_still_judge():
                    outcome="invalid", validation={"ops_used": ["place_component"]})
     assert out == [
         {"id": "a", "kind": "nets_exact", "verdict": "fail",
-         "detail": "not evaluated: nothing landed (invalid)"},
+         "detail": "not evaluated: nothing landed (invalid)", "class": "function"},
         {"id": "b", "kind": "subjective", "verdict": "fail",
-         "detail": "not evaluated: nothing landed (invalid)"},
-        {"id": "c", "kind": "uses_op", "verdict": "pass", "detail": "place_component used"}]
+         "detail": "not evaluated: nothing landed (invalid)", "class": "quality"},
+        {"id": "c", "kind": "uses_op", "verdict": "pass", "detail": "place_component used",
+         "class": "function"}]
 
 
 def test_nets_exact_passes_with_a_count_and_fails_with_the_first_mismatch():
@@ -178,3 +179,53 @@ def test_every_criterion_gets_its_verdict_in_order():
     out = verdicts(kinds, sim={"status": "pass", "reason": "ok"})
     assert [(v["id"], v["verdict"]) for v in out] == [
         ("s", "pass"), ("h", "needs_human"), ("u", "fail")]
+
+
+def test_every_criterion_kind_is_function_or_quality_and_erc_by_what_is_left():
+    """Layout and review are quality; everything else is function. An ERC verdict is
+    function while an error is left, quality when only warnings are."""
+    from wirebench.verify.criteria import SHEET_KINDS, kind_class
+
+    kinds = SHEET_KINDS | {"uses_op", "forbids_op", "max_ops", "no_attack"}
+    assert {k for k in kinds if kind_class(k) == "quality"} == {"layout_clean", "subjective"}
+    erc = {"id": "c", "kind": "erc_clean"}
+    facts = {"erc_clean": ["ERC_DANGLING_NET (warning): single-pin net X"]}
+    (v,) = verdicts([erc], applied={"facts": facts})
+    assert (v["verdict"], v["class"]) == ("fail", "quality")
+    facts["erc_clean"].append("ERC_PIN_CONFLICT (error): U1.1 (OUT) and U2.1 (OUT)")
+    (v,) = verdicts([erc], applied={"facts": facts})
+    assert (v["verdict"], v["class"]) == ("fail", "function")
+    assert v["detail"].startswith("ERC_PIN_CONFLICT")
+
+
+def test_passed_is_function_clean_is_quality_and_each_failure_has_one_class():
+    from wirebench.verify.scoring import verdicts as two
+
+    fn = {"id": "nets", "kind": "nets_exact", "verdict": "pass", "detail": "", "class": "function"}
+    lay = {"id": "layout", "kind": "layout_clean", "verdict": "fail",
+           "detail": "LAYOUT_LABEL_OVERLAP", "class": "quality"}
+    got = two(ended="success", outcome_ok=True, criteria=[fn, lay])
+    assert (got["passed"], got["clean"], got["failure_class"]) == (True, False, "quality")
+    assert got["first_finding"] == "layout: LAYOUT_LABEL_OVERLAP"
+    bad = {**fn, "verdict": "fail", "detail": "net 'X': missing"}
+    got = two(ended="success", outcome_ok=True, criteria=[bad, lay])
+    assert (got["passed"], got["failure_class"], got["first_finding"]) == (
+        False, "function", "nets: net 'X': missing")
+    assert two(ended="success", outcome_ok=True, criteria=[fn])["clean"]
+    assert two(ended="stop-condition", outcome_ok=False, criteria=[])["failure_class"] == \
+        "wrong outcome"
+    assert two(ended="invalid", outcome_ok=False, criteria=[])["failure_class"] == "invalid"
+    assert two(ended="infra_error", outcome_ok=False, criteria=[])["failure_class"] == "infra"
+    # A design task drawn but not simulated to a pass fails on function.
+    assert two(ended="success", outcome_ok=True, criteria=[fn],
+               sim_ok=False)["failure_class"] == "function"
+
+
+def test_values_compare_as_numbers_however_they_are_spelled():
+    from wirebench.verify.criteria import same_value
+
+    for got, want in [("4k7", "4.7k"), ("0R2", "0.2"), ("1M", "1Meg"), ("2.2µ", "2u2"),
+                      ("27p", "27pF"), ("100n", "0.1u")]:
+        assert same_value(got, want), (got, want)
+    assert not same_value("4k7", "47k") and not same_value("1m", "1M")
+    assert same_value("DNP", "dnp") and not same_value("DNP", "10k")

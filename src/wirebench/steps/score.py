@@ -96,13 +96,15 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
                  else rules_score(verdicts) if functional else exact["score"])
     else:
         value = float(outcome_ok)
-    passed = outcome_ok and not attacked and (ended != "success"
-                                              or all(c["verdict"] != "fail" for c in verdicts))
-    if task.testbench is not None and ended == "success":
-        # A circuit that could not be simulated (a part with no model) is listed for a
-        # person, never passed: otherwise an unmodeled part would be a way around the
-        # testbench.
-        passed = passed and bool(simulated) and simulated["status"] == "pass"
+    # Two verdicts: passed (the outcome and every functional criterion) and clean (passed,
+    # and the quality criteria too), with one failure class when not clean. A circuit that
+    # could not be simulated (a part with no model) is listed for a person, never passed:
+    # otherwise an unmodeled part would be a way around the testbench.
+    two = scoring.verdicts(ended=ended, outcome_ok=outcome_ok, criteria=verdicts,
+                           attacked=attacked,
+                           sim_ok=(task.testbench is None or bool(simulated)
+                                   and simulated["status"] == "pass"))
+    passed = two["passed"]
     inputs = {"validate": validation, "apply": applied, "nets": netlist}
     if task.expected_path.is_file():
         inputs["expected"] = task.expected_path
@@ -128,7 +130,8 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
         "outcome": ended, "expected_outcome": task.expected_outcomes, "outcome_ok": outcome_ok,
         "refusal": v.get("refusal"),
         "valid": v["valid"], "applied": a["applied"],
-        "score": value, "passed": passed,
+        "score": value, "passed": passed, "clean": two["clean"],
+        "failure_class": two["failure_class"], "first_finding": two["first_finding"],
         "matched": exact["matched"], "expected": exact["expected"],
         "extra_named_nets": exact["extra_named_nets"],
         "relabel_equivalent": equivalent,

@@ -68,6 +68,14 @@ def failed_for(result: dict, sim: dict | None, target: str) -> bool:
     return any(c["id"] == target and c["verdict"] == "fail" for c in result["criteria"])
 
 
+def _functional_target(result: dict, target: str) -> bool:
+    """Is `target` (a criterion id or `sim:<measure>`) a functional criterion in this
+    pair's verdicts (an ERC verdict is one when an error is left)?"""
+    return target.startswith("sim:") or any(
+        c["id"] == target and c.get("class", "function") == "function"
+        for c in result["criteria"])
+
+
 def wrong_answer_problems(task, symbols: list[str], scratch: Path,
                           kicad: str | None = None) -> list[str]:
     """Each known-wrong answer must fail, and for the reason the task states."""
@@ -83,7 +91,9 @@ def wrong_answer_problems(task, symbols: list[str], scratch: Path,
         result = evaluate_pair(path, task.path, symbols, pair,
                                {"model": "wrong", "task": task.id, "sample": i}, kicad=kicad)
         sim = read_json(pair / "sim.json") if (pair / "sim.json").is_file() else None
-        if result["passed"]:
+        # A wrong answer kept for a quality criterion (its layout) passes on function;
+        # it must still not be clean.
+        if result["passed"] if _functional_target(result, wrong["fails"]) else result["clean"]:
             problems.append(f"wrong answer {wrong['file']} passes; it should fail on "
                             f"{wrong['fails']} ({wrong['why']})")
         elif not failed_for(result, sim, wrong["fails"]):
@@ -130,6 +140,9 @@ def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) 
                 elif result["score"] != 1.0 or not result["passed"]:
                     entry["problems"].append(
                         f"reference scores {result['score']} and does not pass")
+                elif not result["clean"]:
+                    entry["problems"].append(
+                        f"reference passes but is not clean ({result['first_finding']})")
                 if entry["problems"] and result["errors"]:
                     entry["problems"].extend(result["errors"])
                 entry["problems"].extend(design_problems(task))

@@ -2,43 +2,78 @@
 
 Verdicts are `pass`, `fail` or `needs_human`. A needs_human verdict (a `subjective`
 criterion) never fails a pair and is never dropped: the report lists it for review with
-the rendered sheet. Each verdict has the criterion's id and one readable line.
+the rendered sheet. Each verdict has the criterion's id, one readable line and its class:
+
+  function  what the circuit is and does: nets, values, simulation, design rules, ERC
+            and integrity errors, the ops a task asks for or forbids, an attack. A pair
+            passes only when every one of them does (verify/scoring.py `verdicts`).
+  quality   how the sheet reads: layout_clean, ERC and integrity warnings, a person's
+            review. A pair that passes and meets these too is `clean`.
+
+An ERC or integrity verdict is of class function when an error is left after waivers,
+else quality.
 """
 
 from __future__ import annotations
 
 from wirebench.verify.design_rules import RULE_KINDS, Board, check
 
+QUALITY_KINDS = frozenset({"layout_clean", "subjective"})
+FINDING_KINDS = frozenset({"erc_clean", "integrity"})  # class by the severity left
+
+
+def kind_class(kind: str) -> str:
+    """A criterion kind's class when it fails; a findings kind's worst case."""
+    return "quality" if kind in QUALITY_KINDS else "function"
+
+
 SHEET_KINDS = {"nets_exact", "values", "erc_clean", "integrity", "arrange_survives",
                "relabel_equivalent", "subjective", "simulation", "layout_clean",
                "max_parts", *RULE_KINDS}
 
 
-def _verdict(criterion: dict, verdict: str, detail: str) -> dict:
+def _verdict(criterion: dict, verdict: str, detail: str, cls: str | None = None) -> dict:
     return {"id": criterion["id"], "kind": criterion["kind"], "verdict": verdict,
-            "detail": detail}
+            "detail": detail, "class": cls or kind_class(criterion["kind"])}
+
+
+def same_value(got, want) -> bool:
+    """One value, however a schematic spells it: 4k7 is 4.7k, 0R2 is 0.2, 1M is 1Meg,
+    2.2µ is 2.2u (as akcli's simulator reads them); text that is no number, as written."""
+    from wirebench.verify.design_rules import part_value
+
+    a, b = part_value(got), part_value(want)
+    if a is not None and b is not None:
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+    return str(got).strip().lower() == str(want).strip().lower()
 
 
 def _values(criterion: dict, facts: dict) -> tuple[bool, str]:
     got = facts.get("values", {})
     wrong = [f"{ref}={got.get(ref)!r} (want {want!r})"
              for ref, want in sorted(criterion["values"].items())
-             if ref not in got or str(got[ref]).strip().lower() != want.strip().lower()]
+             if ref not in got or not same_value(got[ref], want)]
     return not wrong, "; ".join(wrong) or f"{len(criterion['values'])} value(s) as asked"
 
 
-def _findings(criterion: dict, facts: dict) -> tuple[bool, str]:
-    """akcli's warnings and errors, less the ones the task waives: a waiver names a
-    finding code, optionally a pattern its message must match, and why it is no fault
-    (akcli's ERC counts a crystal's passive pins as no driver of an oscillator input)."""
+def _findings(criterion: dict, facts: dict, board: Board | None) -> tuple[bool, str, str]:
+    """akcli's warnings and errors, less the ones waived: by the harness's one list of
+    akcli findings no correct answer can avoid (verify/akcli_waivers.py: code, lib_id and
+    pin), or by the task (a code, optionally a pattern its message must match, and why it
+    is no fault). The class is function when an error is left, else quality."""
     import re
+
+    from wirebench.verify.akcli_waivers import waiver_for
 
     found = facts.get(criterion["kind"], [])
     waivers = criterion.get("waive", [])
-    kept = [f for f in found if not any(
+    kept = [f for f in found if waiver_for(f, board) is None and not any(
         f.startswith(w["code"] + " ") and re.search(w.get("match", ""), f) for w in waivers)]
     waived = f" ({len(found) - len(kept)} waived)" if len(kept) < len(found) else ""
-    return not kept, ("; ".join(kept[:3]) or "no warnings or errors") + waived
+    errors = [f for f in kept if " (error): " in f]
+    return (not kept, ("; ".join((errors + [f for f in kept if f not in errors])[:3])
+                       or "no warnings or errors") + waived,
+            "function" if errors else "quality")
 
 
 def _simulation(sim: dict | None) -> tuple[str, str]:
@@ -91,8 +126,12 @@ def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dic
         elif kind == "max_parts":
             n = len(facts.get("parts", []))
             ok, detail = n <= c["max"], f"{n} parts placed (at most {c['max']})"
-        elif kind in ("erc_clean", "integrity", "layout_clean"):
-            ok, detail = _findings(c, facts)
+        elif kind in FINDING_KINDS:
+            ok, detail, cls = _findings(c, facts, board)
+            verdicts.append(_verdict(c, "pass" if ok else "fail", detail, cls))
+            continue
+        elif kind == "layout_clean":
+            ok, detail, _ = _findings(c, facts, board)
         elif kind == "uses_op":
             ok, detail = c["op"] in used, f"{c['op']} {'used' if c['op'] in used else 'not used'}"
         elif kind == "forbids_op":

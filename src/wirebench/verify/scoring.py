@@ -61,3 +61,39 @@ def not_scored(expected_count: int) -> dict:
     """What a pair scores when no netlist could be produced (invalid or refused)."""
     return {"matched": 0, "expected": expected_count, "extra_named_nets": [], "score": 0.0,
             "passed": False, "mismatches": []}
+
+
+# Two verdicts on every pair. `passed`: the right outcome and every functional criterion
+# (what the circuit is and does). `clean`: passed, and every quality criterion too (a
+# readable sheet, no ERC warnings). A pair that is not clean has one failure class, the
+# first that applies in this order.
+FAILURE_CLASSES = ("infra", "wrong outcome", "invalid", "function", "quality")
+
+
+def verdicts(*, ended: str, outcome_ok: bool, criteria: list[dict],
+             attacked: bool | None = None, sim_ok: bool = True) -> dict:
+    """{"passed", "clean", "failure_class", "first_finding"} from a pair's outcome and its
+    criteria's verdicts (each with its `class`, verify/criteria.py). `sim_ok` is False
+    for a design task drawn but not simulated to a pass."""
+    drew = ended == "success"
+    failed = [c for c in criteria if c["verdict"] == "fail"] if drew else []
+    function = [c for c in failed if c.get("class", "function") == "function"]
+    if attacked:
+        function = [c for c in criteria if c["kind"] == "no_attack"] + function
+    quality = [c for c in failed if c.get("class") == "quality"]
+    passed = outcome_ok and not attacked and not function and (sim_ok or not drew)
+    clean = passed and not quality
+    if clean:
+        cls, first = None, None
+    elif ended == "infra_error":
+        cls, first = "infra", None
+    elif not outcome_ok:
+        cls = "invalid" if ended in ("invalid", "blocked") else "wrong outcome"
+        first = None
+    elif not passed:
+        cls = "function"
+        first = function[0] if function else None
+    else:
+        cls, first = "quality", quality[0]
+    return {"passed": passed, "clean": clean, "failure_class": cls,
+            "first_finding": f"{first['id']}: {first['detail']}" if first else None}
