@@ -36,7 +36,8 @@ def test_the_manifest_lists_every_artifact_with_its_rule_and_hash(run):
     assert paths[f"{pair}/board.kicad_sch"]["rule"] == "apply"
     assert paths["prompts/skills/01-divider.md"]["rule"] == "prompt_pack"
     assert paths["summary.csv"]["rule"] == "summary"
-    assert len(paths) == 2 * len(TASK_IDS) * 9 + len(TASK_IDS) + 4
+    assert paths["config.json"]["rule"] == "run_config"  # the config as run
+    assert len(paths) == 2 * len(TASK_IDS) * 9 + len(TASK_IDS) + 5
     assert wirebench("verify", "results", cwd=run.root).returncode == 0
 
 
