@@ -184,14 +184,14 @@ def test_a_served_step_never_runs_in_the_client(tmp_path):
 
 # --- the job shell's own client: bash over TCP, with the worker's token ---------------
 
-def job_shell(command: str, cwd, env=None) -> subprocess.CompletedProcess:
+def job_shell(command: str, cwd, env=None, timeout=None) -> subprocess.CompletedProcess:
     """`command` in a job's shell: bash under the prefix the workflow gives Snakemake
     (its doubled braces undone, as Snakemake's formatting does)."""
     from wirebench.runtime.snakemake_process import job_shell_prefix
 
     prefix = job_shell_prefix().replace("{{", "{").replace("}}", "}")
     return subprocess.run(["bash", "-c", prefix + command], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})})
+                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
 def warm_worker(tmp_path) -> str:
@@ -382,3 +382,90 @@ def _children(pid: int) -> list[int]:
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             kids.append(int(entry))
     return kids
+
+
+def test_a_process_of_the_same_user_without_the_token_gets_nothing_from_the_socket(tmp_path):
+    """Second review, finding 5: from inside the simulate step (the same uid, and Landlock
+    does not cover connect() on a Unix socket) the worker ran `generate --kind reference`
+    for any task. Every request on the Unix socket must now begin with the token."""
+    import marshal
+    import socket
+    import struct
+
+    token = Path(warm_worker(tmp_path)).read_text().split()[1].encode()
+    task = TASKS / "01-divider"
+    argv = ["generate", "--model", "m", "--kind", "reference", "--agent",
+            json.dumps({"kind": "reference"}), "--task", str(task), "--sample", "1",
+            "--ops", str(tmp_path / "stolen.json"), "--agent-out", str(tmp_path / "a.json")]
+    data = marshal.dumps({"argv": argv, "cwd": str(tmp_path)})
+    for prefix in (b"", b"0" * 32, token[:-1] + b"x"):
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(10)
+            conn.connect(worker.socket_path())
+            try:
+                conn.sendall(prefix + struct.pack("!I", len(data)) + data)
+                assert conn.recv(1 << 16) == b""
+            except ConnectionResetError:
+                pass
+    assert not (tmp_path / "stolen.json").exists(), "the worker ran a request with no token"
+    # The step's own client, which reads the token, is still served.
+    served = step(*argv, cwd=tmp_path)
+    assert served.returncode == 0, served.stderr
+    assert (tmp_path / "stolen.json").exists()
+
+
+def test_connections_held_open_delay_no_step(tmp_path):
+    """Second review, finding 8: an agent found the worker's port and trickled a byte
+    every 3 s to each server; job shells waited without a deadline, and nothing finished
+    while the port was held. Now a request must be whole within seconds, a wrong first
+    byte drops it, and a job shell that no server takes runs its step itself."""
+    import socket
+    import threading
+
+    from wirebench import worker as server
+
+    announce = warm_worker(tmp_path)
+    port = int(Path(announce).read_text().split()[0])
+    stop = threading.Event()
+
+    def dropped(conn) -> bool:
+        try:
+            return conn.recv(1, socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False  # still held
+
+    def hold(first: bytes):
+        while not stop.is_set():  # reconnect as soon as the worker drops us
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+                    conn.settimeout(None)  # so that MSG_DONTWAIT never waits
+                    while not stop.is_set():
+                        if first:
+                            conn.sendall(first)
+                        if stop.wait(0.5) or dropped(conn):
+                            break
+            except OSError:
+                stop.wait(0.05)
+
+    holders = [threading.Thread(target=hold, args=(b"" if i % 2 else b"0",), daemon=True)
+               for i in range(2 * server.MAX_SERVERS)]
+    for thread in holders:
+        thread.start()
+    try:
+        time.sleep(1)
+        ops = TASKS / "01-divider" / "reference_ops.json"
+        for i in range(3):
+            started = time.monotonic()
+            try:
+                served = job_shell(f"wirebench step validate --ops {ops} --out v{i}.json",
+                                   tmp_path, timeout=40)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("a step waited on held connections") from None
+            assert served.returncode == 0, served.stderr
+            # Bounded by READY_SECONDS and a step run alone, not by how long we hold on.
+            assert time.monotonic() - started < 30, "a step waited on held connections"
+            assert json.loads((tmp_path / f"v{i}.json").read_text())["valid"] is True
+    finally:
+        stop.set()
+        for thread in holders:
+            thread.join(timeout=10)
