@@ -85,6 +85,8 @@ rule run_config:
         f"{RESULTS}/config.json",
     log:
         f"{RESULTS}/logs/run_config.log",
+    conda:
+        "../../envs/wirebench.yaml"
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
 
