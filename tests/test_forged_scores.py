@@ -171,3 +171,22 @@ def test_a_confined_step_holds_no_secret_whoever_started_it(tmp_path, monkeypatc
     env = json.loads((pair / "env.json").read_text())
     assert "sk-canary" not in json.dumps(env)
     assert env["PATH"] == os.environ["PATH"]
+
+
+@needs_landlock
+def test_a_designator_that_would_write_its_own_element_line_is_refused(tmp_path, monkeypatch):
+    """A variation on finding 1 without a line break: akcli copies a designator into its
+    element's line verbatim, so `R9 VOUT GND 1` would be a 1-ohm resistor of the agent's
+    own. Refused in the op-list, and on the sheet around the guard."""
+    doc = _with(_ops("d01-rc-lowpass-loaded", "reference"),
+                {"op": "place_component", "lib_id": "Device:R", "designator": "R9 VOUT GND 1",
+                 "x_mil": 3000, "y_mil": 3000, "value": "1k"})
+    score, _ = _score(tmp_path, "d01-rc-lowpass-loaded", doc)
+    assert not score["passed"]
+    assert any(e.startswith("BAD_DESIGNATOR: $.ops[") and "'R9 VOUT GND 1'" in e
+               for e in score["errors"]), score["errors"]
+    _around_the_guard(monkeypatch)
+    score, pair = _score(tmp_path, "d01-rc-lowpass-loaded", doc, "around")
+    sim = json.loads((pair / "sim.json").read_text())
+    assert sim["status"] == "error" and "BAD_DESIGNATOR" in sim["reason"], sim["reason"]
+    assert not score["passed"]

@@ -10,8 +10,10 @@ own harness does); the other path fields must be plain relative paths that stay 
 Strings are one line of text. akcli copies them into the sheet and, from there, into the
 simulator's deck, one element a line: a line break (or any control character) in a value
 would add lines of the agent's choosing to the deck (a `.control` block that prints fake
-measures, or runs `shell`). And the harness owns simulation models: akcli lets a part's
-`Sim.*` fields win over the task's models, so an op-list may not set them.
+measures, or runs `shell`). A designator is copied into its element's line verbatim, so it
+must be one plain token: `R1 VOUT 0 1` would be an element of the agent's choosing. And the
+harness owns simulation models: akcli lets a part's `Sim.*` fields win over the task's
+models, so an op-list may not set them.
 
 The path guard is for clear messages only; the guarantee is the kernel's: the akcli steps
 run confined to the pair's folder (runtime/confine.py), whatever field akcli adds next.
@@ -19,6 +21,7 @@ run confined to the pair's folder (runtime/confine.py), whatever field akcli add
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import PurePosixPath
 
@@ -61,6 +64,8 @@ def path_problems(doc: object, where: str = "$") -> list[str]:
     return problems
 
 
+DESIGNATOR_KEYS = ("designator", "new_designator", "designator_prefix")
+DESIGNATOR = re.compile(r"[A-Za-z#][A-Za-z0-9_#+-]*\Z")
 # Unicode's line and paragraph separators end a line for str.splitlines() too.
 _BREAKS = ("Cc", "Zl", "Zp")
 
@@ -80,6 +85,10 @@ def text_problems(doc: object, where: str = "$", op: str | None = None) -> list[
         at = f" (op {op})" if op else ""
         for key, value in doc.items():
             here = f"{where}.{key}"
+            if key in DESIGNATOR_KEYS and isinstance(value, str) and not DESIGNATOR.match(value):
+                found.append(f"BAD_DESIGNATOR: {here}{at} = {value!r}: a designator is one "
+                             "token of letters, digits, '_', '#', '+' or '-', starting with "
+                             "a letter or '#' (akcli copies it into the simulator's deck)")
             if isinstance(key, str):
                 found.extend(_control(key, f"{where} key {key!r}", at))
                 if key.strip().lower().startswith("sim."):
