@@ -83,3 +83,273 @@ def test_arrange_repacks_the_parts_inside_a_group(tmp_path):
     nets = json.loads(akcli("nets", "s.kicad_sch", "--json", cwd=tmp_path).stdout)["nets"]
     assert {n["name"]: sorted(n["members"]) for n in nets}["MID"] == ["C1.1", "R1.2", "R2.1"]
     assert "*and the parts inside each group*" in GUIDE
+
+
+# --- The quirks a correct answer meets, as the guide teaches them (akcli 0.22) --------
+# Each test draws what the guide says with real akcli and KiCad's own symbols (copied,
+# one symbol at a time, out of Debian's kicad-symbols into the test's folder, so a draw
+# takes a second), and draws the wrong way too: if akcli changes, one of the two flips.
+
+import re  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+KICAD = Path("/usr/share/kicad/symbols")
+needs_kicad = pytest.mark.skipif(not (KICAD / "Device.kicad_sym").is_file(),
+                                 reason="KiCad's libraries are not installed (kicad-symbols)")
+
+
+def _sexpr_end(text: str, start: int) -> int:
+    depth, i = 0, start
+    while True:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+
+
+def kicad_symbols(folder: Path, *lib_ids: str) -> list[str]:
+    """Small libraries holding just these KiCad symbols (and the ones they extend)."""
+    by_lib: dict[str, list[str]] = {}
+    for lib_id in lib_ids:
+        lib, name = lib_id.split(":")
+        by_lib.setdefault(lib, []).append(name)
+    paths = []
+    for lib, names in by_lib.items():
+        text = (KICAD / f"{lib}.kicad_sym").read_text()
+        blocks: dict[str, str] = {}
+        todo = list(names)
+        while todo:
+            name = todo.pop()
+            if name in blocks:
+                continue
+            start = text.index(f'\n  (symbol "{name}"') + 3
+            blocks[name] = text[start:_sexpr_end(text, start)]
+            todo += re.findall(r'\(extends "([^"]+)"\)', blocks[name])
+        order = sorted(blocks, key=lambda n: "(extends" in blocks[n])  # bases first
+        path = folder / f"{lib}.kicad_sym"
+        path.write_text("(kicad_symbol_lib (version 20211014) (generator wirebench-test)\n"
+                        + "\n".join("  " + blocks[n] for n in order) + "\n)\n")
+        paths.append(str(path))
+    return paths
+
+
+def draw(folder: Path, ops: list[dict], symbols: list[str]) -> dict:
+    """Draw `ops` on a fresh sheet; its named nets and its ERC and layout findings."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ops.json").write_text(json.dumps(
+        {"protocol_version": 2, "target_format": "kicad", "ops": ops}))
+    assert akcli("new", "s.kicad_sch", cwd=folder).returncode == 0
+    flags = [a for s in symbols for a in ("--symbols", s)]
+    drawn = akcli("draw", "s.kicad_sch", "--ops", "ops.json", "--apply", "--no-erc", *flags,
+                  cwd=folder)
+    assert drawn.returncode == 0, drawn.stdout[-800:] + drawn.stderr[-800:]
+    nets = json.loads(akcli("nets", "s.kicad_sch", "--json", cwd=folder).stdout)["nets"]
+    out = {"nets": {n["name"]: sorted(n["members"]) for n in nets if n.get("name")}}
+    for flag in ("--erc", "--layout"):
+        doc = json.loads(akcli("check", flag, "s.kicad_sch", "--json", cwd=folder).stdout)
+        out[flag[2:]] = [f"{f['code']} ({f['severity']}): {f['message']}"
+                         for f in doc["findings"] if f["severity"] in ("warning", "error")]
+    return out
+
+
+def codes(findings: list[str]) -> set[str]:
+    return {f.split(" ", 1)[0] for f in findings}
+
+
+def place(lib_id, ref, x, y, **kw):
+    return {"op": "place_component", "lib_id": lib_id, "designator": ref,
+            "x_mil": x, "y_mil": y, **kw}
+
+
+def label(name, at, **kw):
+    return {"op": "add_net_label", "name": name, "at": at, **kw}
+
+
+def test_value_spellings_the_guide_lists_mean_what_it_says(tmp_path):
+    """akcli's simulator reads 4k7, 0R2, 2u2, 1M (mega), 1Meg, µ and m (milli) as the
+    guide says: the deck akcli builds shows the numbers."""
+    from wirebench.verify.criteria import same_value
+
+    spelled = {"4k7": "4.7k", "0R2": "200m", "2u2": "2.2u", "1M": "1MEG", "1Meg": "1MEG",
+               "2.2µ": "2.2u", "1m": "1m", "27p": "27p"}
+    ops, node = [], "VIN"
+    for i, value in enumerate(spelled, start=1):
+        ops += [place("Device:R", f"R{i}", 1000 + 600 * i, 1000, value=value),
+                label(node, f"R{i}.1"), label(f"N{i}", f"R{i}.2")]
+        node = f"N{i}"
+    ops += [place("Device:R", "R99", 1000, 2000, value="1k"), label(node, "R99.1"),
+            label("GND", "R99.2")]
+    draw(tmp_path, ops, SYMBOLS)
+    (tmp_path / "sim.json").write_text(json.dumps(
+        {"protocol_version": 1, "analyses": {"op": ""},
+         "stimuli": [{"name": "VS", "kind": "vsource", "node": "VIN", "node2": "GND",
+                      "value": "DC 1"}]}))
+    deck = akcli("sim", "s.kicad_sch", "--sim", "sim.json", "--deck-only", cwd=tmp_path)
+    lines = {ln.split()[0]: ln.split()[-1] for ln in deck.stdout.splitlines()
+             if ln.startswith("R")}
+    for i, (value, spice) in enumerate(spelled.items(), start=1):
+        assert lines[f"R{i}"] == spice, (value, lines[f"R{i}"])
+        assert same_value(value, spice.replace("MEG", "Meg")), value
+    assert "`M` is mega (`1M` and `1Meg` are both 1 MΩ) and `m` is milli" in GUIDE
+
+
+@needs_kicad
+def test_a_pin_label_without_rotation_points_away_and_a_guessed_one_can_collide(tmp_path):
+    """Labels on a connector's pins (100 mil apart, on its left side): left out, the
+    writer points them away; 180 runs left (clean), 0 runs right into the part, 90 and
+    270 run vertically into each other."""
+    libs = kicad_symbols(tmp_path, "Connector_Generic:Conn_01x04")
+    found = {}
+    for rotation in (None, 0, 90, 180, 270):
+        extra = {} if rotation is None else {"rotation": rotation}
+        ops = [place("Connector_Generic:Conn_01x04", "J1", 1000, 1000)]
+        ops += [label(f"SIG_{i}", f"J1.{i}", **extra) for i in range(1, 5)]
+        found[rotation] = codes(draw(tmp_path / f"r{rotation}", ops, libs)["layout"])
+    assert found == {None: set(), 180: set(), 0: {"LAYOUT_LABEL_OVER_SYMBOL"},
+                     90: {"LAYOUT_LABEL_OVERLAP"}, 270: {"LAYOUT_LABEL_OVERLAP"}}
+    assert "On a pin, **leave `rotation` out**" in GUIDE
+    assert "0 to the right, 180 to the left,\n  90 and 270 vertically" in GUIDE
+
+
+@needs_kicad
+def test_one_label_joins_stacked_pins_and_a_label_each_stacks_the_text(tmp_path):
+    libs = kicad_symbols(tmp_path, "Connector:USB_C_Receptacle_USB2.0")
+    usb = place("Connector:USB_C_Receptacle_USB2.0", "J1", 2000, 2000)
+    vbus, gnd = ["A4", "A9", "B4", "B9"], ["A1", "A12", "B1", "B12"]
+    want = {"VBUS": [f"J1.{p}" for p in sorted(vbus)], "GND": [f"J1.{p}" for p in sorted(gnd)]}
+    one = draw(tmp_path / "one", [usb, label("VBUS", "J1.A4"), label("GND", "J1.A1")], libs)
+    assert one["nets"] == want and not one["layout"]
+    each = draw(tmp_path / "each", [usb, *(label("VBUS", f"J1.{p}") for p in vbus),
+                                    *(label("GND", f"J1.{p}") for p in gnd)], libs)
+    assert each["nets"] == want and codes(each["layout"]) == {"LAYOUT_COINCIDENT_TEXT"}
+    assert "one label on any one of them joins them all" in GUIDE
+
+
+@needs_kicad
+def test_an_led_cathode_label_runs_over_the_led_and_the_guides_stub_is_clean(tmp_path):
+    libs = kicad_symbols(tmp_path, "Device:LED")
+    led = place("Device:LED", "D1", 1000, 1000)
+    for rotation in (None, 0, 90, 180, 270):
+        extra = {} if rotation is None else {"rotation": rotation}
+        got = draw(tmp_path / f"k{rotation}", [led, label("LED_K", "D1.1", **extra),
+                                               label("LED_A", "D1.2")], libs)
+        assert codes(got["layout"]) == {"LAYOUT_LABEL_OVER_SYMBOL"}, rotation
+        assert all("'LED_K'" in f for f in got["layout"]), got["layout"]
+    # The guide's own example, read out of the guide and drawn op for op.
+    bullet = GUIDE[GUIDE.index("**An LED's cathode takes a wire stub.**"):]
+    bullet = bullet[:bullet.index("\n- ") if "\n- " in bullet else None]
+    example = [json.loads(" ".join(m.split())) for m in re.findall(r"`(\{.*?\})`", bullet, re.S)]
+    assert [op["op"] for op in example] == ["add_wire", "add_net_label"]
+    assert "for an LED at\n  (1000, 1000), rotation 0" in bullet
+    stub = draw(tmp_path / "stub", [led, *example, label("LED_A", "D1.2")], libs)
+    assert stub["nets"] == {"LED_A": ["D1.2"], "LED_K": ["D1.1"]} and stub["layout"] == []
+
+
+@needs_kicad
+def test_a_power_flag_goes_mid_wire_as_the_guide_says(tmp_path):
+    """A supply on a net akcli does not know as a rail (`VM`) into a regulator's power
+    input: ERC wants a flag; mid-wire it is clean, each other way the guide names fails."""
+    libs = kicad_symbols(tmp_path, "Connector_Generic:Conn_01x02", "Device:C",
+                         "Regulator_Linear:AP2112K-3.3", "power:PWR_FLAG")
+    board = [place("Connector_Generic:Conn_01x02", "J1", 1000, 2000),
+             place("Device:C", "C1", 2000, 2150, value="1u"),  # C1.1 in line with J1.1
+             place("Regulator_Linear:AP2112K-3.3", "U1", 3500, 2000),
+             label("GND", "J1.2"), label("GND", "C1.2"), label("GND", "U1.2"),
+             label("VM", "U1.1"), label("VM", "U1.3"), label("VOUT", "U1.5"),
+             place("Device:C", "C2", 4500, 2150, value="1u"), label("VOUT", "C2.1"),
+             label("GND", "C2.2"), {"op": "add_no_connect", "pin": "U1.4"}]
+    pins = [label("VM", "J1.1"), label("VM", "C1.1")]
+    flag = {"op": "place_pwr_flag", "at": "mid(J1.1,C1.1)"}
+    bare = draw(tmp_path / "none", board + pins, libs)
+    assert codes(bare["erc"]) == {"ERC_POWER_IN_UNDRIVEN"}
+    good = draw(tmp_path / "mid", board + pins + [
+        {"op": "route_net", "from": "J1.1", "to": "C1.1"}, flag], libs)
+    assert good["erc"] == [] and good["layout"] == [] and "#PWR01.1" in good["nets"]["VM"]
+    nowire = draw(tmp_path / "nowire", board + pins + [flag], libs)
+    assert "#PWR01.1" not in nowire["nets"]["VM"]
+    assert "ERC_POWER_IN_UNDRIVEN" in codes(nowire["erc"])
+    onpin = draw(tmp_path / "onpin", board + pins + [
+        {"op": "place_pwr_flag", "at": "J1.1"}], libs)
+    assert "LAYOUT_POWER_ON_PIN" in codes(onpin["layout"])
+    part = draw(tmp_path / "part", board + pins + [
+        place("power:PWR_FLAG", "#FLG01", 1000, 3000), label("VM", "#FLG01.1")], libs)
+    assert codes(part["layout"]) == {"LAYOUT_COINCIDENT_TEXT"}
+    named = draw(tmp_path / "named", board + [
+        {"op": "route_net", "from": "J1.1", "to": "C1.1", "label": "VM"}, flag], libs)
+    assert codes(named["layout"]) == {"LAYOUT_COINCIDENT_TEXT"}
+    assert "with `route_net` *without* `label`" in GUIDE
+    assert '`{"op": "place_pwr_flag", "at": "mid(J1.1,C1.1)"}`' in GUIDE
+
+
+def test_place_decoupling_and_place_pullup_draw_what_the_guide_says(tmp_path):
+    got = draw(tmp_path, [
+        {"op": "place_decoupling", "power_net": "+3V3", "x_mil": 1000, "y_mil": 1000},
+        {"op": "place_decoupling", "power_net": "+3V3", "gnd_net": "AGND", "designator": "C7",
+         "value": "1u", "x_mil": 2000, "y_mil": 1000},
+        {"op": "place_pullup", "net": "SDA", "rail_net": "+3V3", "x_mil": 3000, "y_mil": 1000},
+        {"op": "place_pullup", "net": "SCL", "rail_net": "+3V3", "designator": "R7",
+         "value": "4k7", "x_mil": 4000, "y_mil": 1000}], SYMBOLS)
+    assert got["nets"] == {"+3V3": ["C1.1", "C7.1", "R1.1", "R7.1"], "GND": ["C1.2"],
+                           "AGND": ["C7.2"], "SDA": ["R1.2"], "SCL": ["R7.2"]}
+    assert got["layout"] == []
+    parts = {c["designator"]: (c["library_ref"], c["value"]) for c in json.loads(
+        akcli("read", "s.kicad_sch", "--json", cwd=tmp_path).stdout)["components"]}
+    assert parts == {"C1": ("Device:C", "100n"), "C7": ("Device:C", "1u"),
+                     "R1": ("Device:R", "10k"), "R7": ("Device:R", "4k7")}
+    assert ("`place_decoupling`: one capacitor, `power_net` on pin 1 and `gnd_net` "
+            "(default `GND`)\n  on pin 2") in GUIDE
+    assert "`place_pullup`: one resistor, `rail_net` on pin 1 and `net` on pin 2" in GUIDE
+
+
+@needs_kicad
+def test_the_findings_wirebench_waives_are_real_and_waived_only_where_listed(tmp_path):
+    """akcli reports the DRV8833's VINT (the chip's own regulator output) as undriven and
+    a crystal-driven oscillator input as floating; the one waiver list takes exactly
+    those, by code, lib_id and pin."""
+    from wirebench.verify.akcli_waivers import WAIVERS, waiver_for
+    from wirebench.verify.design_rules import Board
+
+    libs = kicad_symbols(tmp_path, "Driver_Motor:DRV8833PWP", "Device:C", "Device:Crystal",
+                         "MCU_RaspberryPi:RP2040")
+    got = draw(tmp_path / "vint", [
+        place("Driver_Motor:DRV8833PWP", "U1", 2000, 2000),
+        label("VINT", "U1.14"), place("Device:C", "C1", 3000, 2000, value="2u2"),
+        label("VINT", "C1.1"), label("GND", "C1.2"), label("GND", "U1.13")], libs)
+    drv = {"parts": {"U1": {"lib_id": "Driver_Motor:DRV8833PWP"}, "C1": {"lib_id": "Device:C"}},
+           "pins": {}}
+    vint = [f for f in got["erc"] if f.startswith("ERC_POWER_IN_UNDRIVEN") and "(VINT)" in f]
+    assert vint, got["erc"]
+    board = Board(parts=drv["parts"], pin_names={})
+    assert waiver_for(vint[0], board)["pin"] == "VINT"
+    assert not waiver_for(vint[0], Board(parts={"U1": {"lib_id": "Other:Part"}},
+                                         pin_names={}))
+    assert [f for f in got["erc"] if waiver_for(f, board) is None] == [
+        f for f in got["erc"] if "(VINT)" not in f]
+    xtal = draw(tmp_path / "xtal", [
+        place("MCU_RaspberryPi:RP2040", "U1", 3000, 3000),
+        place("Device:Crystal", "Y1", 1000, 3000), label("XIN", "U1.20"), label("XIN", "Y1.1")],
+        libs)
+    floating = [f for f in xtal["erc"] if f.startswith("ERC_FLOATING_INPUT") and "(XIN)" in f]
+    assert floating, xtal["erc"]
+    nets = json.loads(akcli("nets", "s.kicad_sch", "--json", cwd=tmp_path / "xtal").stdout)
+    rp = Board.from_docs(nets, {"parts": {"U1": {"lib_id": "MCU_RaspberryPi:RP2040"},
+                                          "Y1": {"lib_id": "Device:Crystal"}}})
+    assert waiver_for(floating[0], rp)["pin"] == "XIN"
+    alone = Board.from_docs(nets, {"parts": {"U1": {"lib_id": "MCU_RaspberryPi:RP2040"},
+                                             "Y1": {"lib_id": "Device:R"}}})
+    assert waiver_for(floating[0], alone) is None  # no crystal on the net: not waived
+    # The same list, and only it, in docs/akcli-upstream.md.
+    upstream = " ".join((REPO / "docs" / "akcli-upstream.md").read_text().split())
+    for w in WAIVERS:
+        assert f"`{w['code']}` on `{w['lib_id']}` pin `{w['pin']}`" in upstream, w
+    assert "`akcli_waivers` list" in GUIDE
