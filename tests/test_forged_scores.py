@@ -190,3 +190,43 @@ def test_a_designator_that_would_write_its_own_element_line_is_refused(tmp_path,
     sim = json.loads((pair / "sim.json").read_text())
     assert sim["status"] == "error" and "BAD_DESIGNATOR" in sim["reason"], sim["reason"]
     assert not score["passed"]
+
+
+def _snapshot(folder: Path) -> dict:
+    return {str(p): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@needs_landlock
+def test_a_whole_run_scores_the_forgeries_as_failures_and_nothing_changes_after_it(tmp_path):
+    """The done-when of the review: wrong design answers with an injected `.control`
+    block, with `shell`, and with their own Sim.* model fail their tasks in a real run,
+    and no file in results/ changes after the run ends."""
+    from conftest import Project
+
+    results = tmp_path / "wb" / "results"
+    late = f"(sleep 2; echo late > {results}/PWNED; echo '{{}}' > {results}/runs/x.json) &"
+    answers = tmp_path / "answers"
+    answers.mkdir()
+    high_pass = _ops("d01-rc-lowpass-loaded", "high-pass.json")
+    (answers / "d01-rc-lowpass-loaded.json").write_text(json.dumps(_with(high_pass, {
+        "op": "set_component_parameters", "designator": "C1",
+        "parameters": {"Note": f"1\n.control\nshell {late}\necho f3db = 1.0e3\nquit\n.endc"}})))
+    led = _ops("d05-npn-led-switch", "ignores-led-drop.json")
+    params = {**OWN_MODEL["parameters"],
+              "Sim.Params": f"IS=1e-6 N=0.6\n.control\nshell {late}\n.endc"}
+    (answers / "d05-npn-led-switch.json").write_text(json.dumps(_with(led, {
+        **OWN_MODEL, "parameters": params})))
+    tasks = ["d01-rc-lowpass-loaded", "d05-npn-led-switch"]
+    project = Project(tmp_path / "wb").configure(
+        {"reference": {"kind": "reference"}, "forger": {"kind": "ops_dir", "dir": str(answers)}},
+        tasks=tasks)
+    project.snakemake()
+    for task in tasks:
+        assert project.score("reference", task)["passed"]
+        forged = project.score("forger", task)
+        assert not forged["passed"] and forged["outcome"] == "invalid", forged["errors"]
+    before = _snapshot(results)
+    time.sleep(3)
+    assert not (results / "PWNED").exists()
+    assert _snapshot(results) == before, "a file in results/ changed after the run"
