@@ -1,7 +1,10 @@
 """The strict gate: fail a run when the harness or a model is not good enough.
 
 It fails when any pair of the reference model misses its expected outcome (the corpus or
-the harness is broken), or when a listed model's pass rate falls below its floor.
+the harness is broken) or is not clean, or when a listed model's pass rate falls below
+its floor. A floor keyed `MODEL` holds its pass rate (`passed`: the outcome and every
+functional criterion); one keyed `MODEL:clean` holds its clean rate (passed, and the
+layout and ERC warnings too).
 `wirebench gate results/` runs it by hand; `snakemake --config strict=true` runs it as a
 rule, so the whole run exits non-zero.
 """
@@ -20,17 +23,22 @@ def check(results: Path, floors: dict[str, float], reference: str = "reference")
     problems = []
     for score_path in sorted(results.glob(f"runs/{reference}/*/*/score.json")):
         doc = read_json(score_path)
-        if not doc["outcome_ok"] or not doc["passed"]:
+        clean = doc.get("clean", doc["passed"])
+        if not doc["outcome_ok"] or not doc["passed"] or not clean:
             problems.append(f"reference pair {doc['task']}/{doc['sample']} ends {doc['outcome']}"
                             f" (expected {' or '.join(doc['expected_outcome'])}), "
-                            f"passed={doc['passed']}")
+                            f"passed={doc['passed']}"
+                            + ("" if clean or not doc["passed"] else ", but not clean"))
     card = read_json(results / "scorecard.json")
-    for model, floor in sorted(floors.items()):
+    for key, floor in sorted(floors.items()):
+        model, _, verdict = key.rpartition(":") if key.endswith(":clean") else (key, "", "")
         stats = card["models"].get(model)
+        rate = None if stats is None else stats.get("clean_rate" if verdict else "pass_rate")
         if stats is None:
             problems.append(f"model {model!r} has a floor but is not in the run")
-        elif stats["pass_rate"] is None or stats["pass_rate"] < floor:
-            problems.append(f"model {model!r} passes {stats['pass_rate']} < floor {floor}")
+        elif rate is None or rate < floor:
+            problems.append(f"model {model!r} {'is clean' if verdict else 'passes'} {rate} "
+                            f"< floor {floor}")
     return {"schema": SCHEMA, "passed": not problems, "problems": problems, "floors": floors}
 
 

@@ -14,8 +14,35 @@ def _cell(group) -> str:
     if n == 1:
         if group["outcome"].iloc[0] == "infra_error":
             return "infra error"
+        if passed and "clean" in group and not _true(group["clean"].iloc[0]):
+            return "PASS, not clean"
         return "PASS" if passed else f"fail {group['score'].iloc[0]:.2f}"
     return f"{passed}/{n} pass, mean {group['score'].mean():.2f}"
+
+
+def _true(value) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1")
+
+
+def failure_class_table(card: dict, models: list[str]) -> list[str]:
+    """Failed pairs by failure class (verify/scoring.py), per model and per tier."""
+    from wirebench.verify.scoring import FAILURE_CLASSES
+
+    rows = []
+    for m in models:
+        card_m = card["models"][m]
+        for tier, counts in [("all", card_m.get("failure_classes") or {}),
+                             *sorted((card_m.get("failure_classes_by_tier") or {}).items())]:
+            if tier == "all" or counts:
+                rows.append(f"| {m} | {tier} | "
+                            + " | ".join(str(counts.get(c, 0)) for c in FAILURE_CLASSES) + " |")
+    if not any("failure_classes" in card["models"][m] for m in models):
+        return []
+    return ["", "Failed pairs by class: wrong outcome, invalid (akcli refused the answer), "
+            "function (nets, values, simulation, rules, ERC errors), quality (passed, but "
+            "the layout or ERC warnings are not clean), infra.", "",
+            "| model | tier | " + " | ".join(FAILURE_CLASSES) + " |",
+            "|---|---|" + "---:|" * len(FAILURE_CLASSES), *rows]
 
 
 def tier_table(card: dict, models: list[str]) -> list[str]:
@@ -42,9 +69,12 @@ def render(df, card: dict) -> str:
     lines += ["Pass rates leave out infra errors (HTTP 429/5xx, no connection, a command agent's",
               "exit 75): those are not the model's answers. They are counted in their own",
               "column, and the next one counts them as failures.", ""]
-    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) "
+    lines += ["Passed: the right outcome and every functional criterion (nets, values,",
+              "simulation, design rules, ERC errors). Clean: passed, with a clean layout and",
+              "no ERC warnings too.", ""]
+    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) | clean "
               "| infra as failures | mean score | tokens | cost |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for model in models:
         m = card["models"][model]
         lo, hi = m["pass_at_1_ci"]
@@ -54,8 +84,10 @@ def render(df, card: dict) -> str:
         cost = "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
         every = ("-" if m["pass_rate_all_pairs"] is None
                  else f"{m['pass_rate_all_pairs']:.1%}")
+        clean = ("-" if m.get("clean_rate") is None
+                 else f"{m['clean']} ({m['clean_rate']:.1%})")
         lines.append(f"| {model} | {m['pairs']} | {m['infra_errors']} | {m['passed']} | {rate} "
-                     f"| {every} | {mean} | {int(tokens) or '-'} | {cost} |")
+                     f"| {clean} | {every} | {mean} | {int(tokens) or '-'} | {cost} |")
     if card["samples"] > 1:
         k = card["samples"]
         lines += ["", f"| model | pass@1 | pass@{k} | pass^{k} |", "|---|---:|---:|---:|"]
@@ -64,6 +96,7 @@ def render(df, card: dict) -> str:
             lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
                          f"| {m['pass_hat_k']:.1%} |")
     lines += tier_table(card, models)
+    lines += failure_class_table(card, models)
     from wirebench.reports.summary import attack_rows, contamination
 
     signals = contamination(card, models)
@@ -91,12 +124,16 @@ def render(df, card: dict) -> str:
         for row in review.itertuples():
             lines.append(f"- {row.model} / {row.task} / {row.sample}: {row.needs_human} "
                          f"(runs/{row.model}/{row.task}/{row.sample}/board.svg)")
-    failures = df[~df["passed"].astype(bool)]
+    unclean = (~df["clean"].map(_true)) if "clean" in df else ~df["passed"].astype(bool)
+    failures = df[unclean | ~df["passed"].astype(bool)]
     if len(failures):
         lines += ["", "## Why pairs failed", ""]
         for row in failures.itertuples():
             first = str(row.errors).split(" | ")[0] if row.errors == row.errors else ""
-            lines.append(f"- {row.model} / {row.task} / {row.sample}: {first}")
+            cls = getattr(row, "failure_class", "") or ""
+            first = getattr(row, "first_finding", "") or first
+            lines.append(f"- {row.model} / {row.task} / {row.sample}: "
+                         + (f"[{cls}] " if cls else "") + first)
     return "\n".join(lines) + "\n"
 
 

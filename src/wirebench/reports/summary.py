@@ -13,11 +13,11 @@ from wirebench.evidence.provenance import versions
 
 SCHEMA = "wirebench.scorecard/1"
 COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "outcome",
-           "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed", "matched",
-           "expected", "extra_named_nets", "relabel_equivalent", "sim_status", "layout_clean",
-           "needs_human", "turns", "attempts", "agent_wall_s", "prompt_tokens",
-           "completion_tokens", "cost_usd", "tool_calls", "invalid_calls", "attack_success",
-           "size_parts", "size_nets", "edit_ops", "errors"]
+           "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed", "clean",
+           "failure_class", "first_finding", "matched", "expected", "extra_named_nets",
+           "relabel_equivalent", "sim_status", "layout_clean", "needs_human", "turns", "attempts",
+           "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd", "tool_calls",
+           "invalid_calls", "attack_success", "size_parts", "size_nets", "edit_ops", "errors"]
 SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
           "passed", "matched", "expected", "relabel_equivalent"}
 
@@ -70,6 +70,14 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int,
                 # Its own column: a pass on function and a readable sheet are two
                 # things a person may want to tell apart.
                 "layout_clean": _layout(doc),
+                # passed: the outcome and every functional criterion; clean: passed and
+                # the quality ones too (verify/scoring.py). A score.json from before the
+                # split has only passed, which then meant both.
+                "clean": bool(doc.get("clean", doc["passed"])),
+                "failure_class": doc.get("failure_class") or (
+                    "" if doc["passed"] else "infra" if doc["outcome"] == "infra_error"
+                    else "wrong outcome" if not doc["outcome_ok"] else "function"),
+                "first_finding": doc.get("first_finding") or "",
                 "akcli": doc["versions"].get("akcli"),
                 # Not a CSV column: the scorecard's pass rate per design-rule kind.
                 "rules": _rules(doc),
@@ -108,7 +116,9 @@ def _layout(doc: dict) -> str:
 def _rates(scored, column: str) -> dict:
     """Pass rate of each value of `column` (tier, family) over a model's scored pairs."""
     return {str(key): {"pairs": int(len(g)), "passed": int(g["passed"].sum()),
-                       "pass_rate": round(float(g["passed"].mean()), 4)}
+                       "pass_rate": round(float(g["passed"].mean()), 4),
+                       "clean": int(g["clean"].sum()),
+                       "clean_rate": round(float(g["clean"].mean()), 4)}
             for key, g in scored.groupby(column, sort=True)}
 
 
@@ -116,6 +126,11 @@ def _rates(scored, column: str) -> dict:
 SIZE_BUCKETS = ((1, 10), (11, 25), (26, 50), (51, 100), (101, None))
 SIZE_ORDER = {(f"{lo}+ parts" if hi is None else f"{lo}-{hi} parts"): i
               for i, (lo, hi) in enumerate(SIZE_BUCKETS)}
+
+
+def _classes(group) -> dict:
+    counts = group["failure_class"].fillna("").value_counts()
+    return {str(k): int(v) for k, v in sorted(counts.items()) if k}
 
 
 def _size_bucket(parts) -> str | None:
@@ -203,7 +218,8 @@ def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str
             for m in models:
                 g = card["models"][m].get(key, {}).get(group)
                 cells.append("-" if g is None else
-                             f"{g['passed']}/{g['pairs']} ({g['pass_rate']:.0%})")
+                             f"{g['passed']}/{g['pairs']} ({g['pass_rate']:.0%})"
+                             + (f", clean {g['clean']}" if "clean" in g else ""))
             rows.append((group, cells))
         tables.append((title, rows))
     return tables
@@ -270,6 +286,13 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "scored_pairs": int(len(scored)),
             "passed": int(scored["passed"].sum()),
             "pass_rate": round(float(scored["passed"].mean()), 4) if len(scored) else None,
+            # Clean: passed, and a readable sheet with no ERC warnings too.
+            "clean": int(scored["clean"].sum()),
+            "clean_rate": round(float(scored["clean"].mean()), 4) if len(scored) else None,
+            # Why each failed pair failed, one class a pair (infra errors included).
+            "failure_classes": _classes(group),
+            "failure_classes_by_tier": {str(t): _classes(g)
+                                        for t, g in group.groupby("tier", sort=True)},
             # The same with every infra error counted as a failure: an agent that declares
             # an infra failure on each task it cannot solve gains nothing here.
             **_all_pairs_rate(int(scored["passed"].sum()), len(group)),
