@@ -117,7 +117,45 @@ def test_a_confined_step_reaches_its_folder_and_nothing_of_ours(tmp_path, room):
     assert not (tmp_path / "escaped.txt").exists()
     assert [p.name for p in pair.iterdir() if p.name.startswith(".")] == [], \
         "the child's private TMPDIR is gone"
-    assert set(Path(confine.SHARED_MEMORY).rglob("*")) <= before, "a private folder is left"
+    # Ours only: the folders are named by the pid that made them, and other runs on this
+    # machine may be making theirs meanwhile.
+    left = {p for p in set(Path(confine.SHARED_MEMORY).rglob("*")) - before
+            if p.name.startswith(f"{os.getpid()}-")}
+    assert not left, f"a private folder is left: {left}"
+
+
+def _read_each(pair: Path, paths: list[str]) -> None:
+    tried = {}
+    for path in paths:
+        try:
+            Path(path).read_bytes()
+            tried[path] = "allowed"
+        except PermissionError:
+            tried[path] = "denied"
+    (pair / "tried.json").write_text(json.dumps(tried))
+
+
+@needs_landlock
+def test_a_confined_step_reads_an_allow_list_wherever_a_copy_of_the_corpus_lies(tmp_path):
+    """Second review, finding 11, for the akcli steps: a copy of the answer key outside the
+    project (in /opt, /var/lib, /srv) is as unreadable as the one in the project."""
+    import shutil
+
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    copies = [Path(f"{root}/wirebench-canary-{os.getpid()}/reference_ops.json")
+              for root in ("/opt", "/var/lib", "/srv")]
+    try:
+        for copy in copies:
+            copy.parent.mkdir(parents=True)
+            copy.write_text('{"ops": []}')
+        confine.run(lambda: _read_each(pair, [str(c) for c in copies]), write=pair,
+                    timeout=30)
+        tried = json.loads((pair / "tried.json").read_text())
+        assert tried == {str(c): "denied" for c in copies}
+    finally:
+        for copy in copies:
+            shutil.rmtree(copy.parent, ignore_errors=True)
 
 
 @needs_landlock

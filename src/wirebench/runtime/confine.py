@@ -34,7 +34,7 @@ from wirebench.runtime import isolation, landlock
 # the devices alone: /dev/shm holds the other pairs' private folders.
 SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc",
                 "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-                "/sys/devices/system/cpu", "/opt")
+                "/sys/devices/system/cpu")
 # Written by every process that prints nothing useful there; allowing it is harmless.
 SYSTEM_WRITES = ("/dev/null",)
 
