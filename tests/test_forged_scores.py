@@ -230,3 +230,26 @@ def test_a_whole_run_scores_the_forgeries_as_failures_and_nothing_changes_after_
     time.sleep(3)
     assert not (results / "PWNED").exists()
     assert _snapshot(results) == before, "a file in results/ changed after the run"
+
+
+@needs_landlock
+def test_a_step_that_crashes_on_one_answer_is_that_pairs_verdict(tmp_path, monkeypatch):
+    """An answer that makes a confined akcli step crash (here akcli's draw, made to raise)
+    is an invalid verdict on that pair with the crash's last line, never an internal
+    error that stops its batch."""
+    from wirebench.runtime import akcli_backend
+
+    akcli_backend.warm_up()  # which draws once, here in the parent
+    real, parent = akcli_backend.draw, os.getpid()
+
+    def crash(*args, **kwargs):
+        if os.getpid() == parent:
+            return real(*args, **kwargs)
+        raise ValueError("akcli choked on this answer")
+
+    monkeypatch.setattr(akcli_backend, "draw", crash)
+    score, pair = _score(tmp_path, "d01-rc-lowpass-loaded", _ops("d01-rc-lowpass-loaded",
+                                                                  "reference"))
+    assert (score["outcome"], score["passed"]) == ("invalid", False)
+    crashed = [e for e in score["errors"] if e.startswith("apply crashed:")]
+    assert crashed and "akcli choked on this answer" in crashed[0], score["errors"]

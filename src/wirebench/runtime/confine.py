@@ -177,7 +177,8 @@ def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> No
         raise StepTimedOut(timeout)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        raise StepCrashed(f"the confined step failed (exit {code})")
+        last = text.strip().splitlines()[-1:] or [""]
+        raise StepCrashed(f"the confined step failed (exit {code}) {last[0][-300:]}".strip())
 
 
 def _collect(fd: int, deadline: float | None) -> tuple[bytes, bool]:

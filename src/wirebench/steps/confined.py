@@ -1,10 +1,11 @@
 """How the akcli steps (validate, apply, nets, simulate) run: each in a forked child that
 the kernel confines to the pair's folder (runtime/confine.py), within a wall-clock limit.
 
-A step past its limit is a verdict on that pair, never a stopped run: the step's own
-`give_up` writes its document with the reason ("apply exceeded 60 s"), and the pair is
-scored on that. Both the Snakemake rules (through steps/dispatch.py) and the one-process
-path (steps/pair.py) come through here.
+A step past its limit, or one that crashed on what the agent wrote, is a verdict on that
+pair, never a stopped run: the step's own `give_up` writes its document with the reason
+("apply exceeded 60 s", "apply crashed: ... ValueError: ..."), and the pair is scored on
+that, while the other pairs of its batch go on. Both the Snakemake rules (through
+steps/dispatch.py) and the one-process path (steps/pair.py) come through here.
 """
 
 from __future__ import annotations
@@ -27,4 +28,6 @@ def run(step: str, work, *, out: Path, reads=(), timeout: float | None = None,
                     timeout=DEFAULT_TIMEOUT_S if timeout is None else timeout)
     except confine.StepTimedOut as exc:
         give_up(f"{step} {exc}")
+    except confine.StepCrashed as exc:
+        give_up(f"{step} crashed: {exc}")
     return read_json(out)
