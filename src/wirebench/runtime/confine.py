@@ -153,11 +153,11 @@ def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> No
         # of the warm parent (akcli, the parsed libraries) and copy its pages. Frozen
         # objects are skipped, and the child collects nothing at all.
         gc.freeze()
-        pid = os.fork()
+        pid, init = isolation.fork_as_init()
         if pid == 0:  # the child: never returns
             gc.disable()
             os.close(out_r)
-            _child(fn, reads, writes, out_w)
+            _child(fn, reads, writes, out_w, init)
         os.close(out_w)
         try:
             printed, finished = _collect(out_r, time.monotonic() + timeout if timeout else None)
@@ -254,10 +254,11 @@ def _write_all(fd: int, data: bytes) -> None:
             data = data[os.write(fd, data):]
 
 
-def _child(fn, reads: list[str], writes: list[str], out_w: int) -> None:
+def _child(fn, reads: list[str], writes: list[str], out_w: int, init: bool) -> None:
     _enter_or_exit(writes)
     # The step itself runs as pid 1 of its own pid namespace: nothing it starts outlives it.
-    isolation.run_as_init(lambda: _step(fn, reads, writes, out_w), close=(out_w,))
+    isolation.run_as_init(lambda: _step(fn, reads, writes, out_w), close=(out_w,),
+                          already=init)
 
 
 def _enter_or_exit(writes: list[str]) -> None:
@@ -335,11 +336,11 @@ class Server:
         sys.stdout.flush()
         sys.stderr.flush()
         gc.freeze()  # as in run(): the child's collections skip the warm parent's objects
-        pid = os.fork()
+        pid, init = isolation.fork_as_init()
         if pid == 0:
             os.close(self._req)
             os.close(self._rep)
-            _serve(req_r, rep_w, self.reads, self.writes)
+            _serve(req_r, rep_w, self.reads, self.writes, init)
         os.close(req_r)
         os.close(rep_w)
         self.pid = pid
@@ -391,11 +392,12 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:
+def _serve(req_r: int, rep_w: int, reads: list[str], writes: list[str], init: bool) -> None:
     """The server child: confine once, then run steps until the request pipe closes."""
     _enter_or_exit(writes)
     # As pid 1 of its own pid namespace, it kills what each step left before the next.
-    isolation.run_as_init(lambda: _steps(req_r, rep_w, reads, writes), close=(req_r, rep_w))
+    isolation.run_as_init(lambda: _steps(req_r, rep_w, reads, writes), close=(req_r, rep_w),
+                          already=init)
 
 
 def _steps(req_r: int, rep_w: int, reads: list[str], writes: list[str]) -> None:

@@ -39,6 +39,28 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+def fork_as_init() -> tuple[int, bool]:
+    """os.fork(), the child being pid 1 of a new pid namespace where this process may make
+    one for a child without entering it (root): (pid, True). Elsewhere a plain fork,
+    (pid, False), and the child makes its namespace itself (run_as_init), at the cost of
+    one more fork. The caller's own namespace for later children is put back at once."""
+    global _OWN_PID_NS
+    libc = _libc()
+    if _OWN_PID_NS is None:
+        _OWN_PID_NS = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    if libc.unshare(CLONE_NEWPID) != 0:
+        return os.fork(), False
+    try:
+        pid = os.fork()
+    finally:
+        if libc.setns(_OWN_PID_NS, CLONE_NEWPID) != 0 and os.getpid() != 1:
+            raise OSError(ctypes.get_errno(), "setns back to this process's pid namespace")
+    return pid, True
+
+
+_OWN_PID_NS: int | None = None
+
+
 def new_pid_namespace() -> bool:
     """Make the calling process's next child the first process of a new pid namespace.
     False where the kernel refuses (no privilege, no user namespaces)."""
@@ -58,12 +80,13 @@ def new_pid_namespace() -> bool:
     return True
 
 
-def run_as_init(body, close: tuple[int, ...] = ()) -> None:
+def run_as_init(body, close: tuple[int, ...] = (), already: bool = False) -> None:
     """Run body() as pid 1 of a new pid namespace, when one can be made; never returns,
-    and body() must not either. The caller (a forked child) waits for it, closes `close`
-    (so that a pipe's reader sees its end when the namespace is gone) and exits with its
-    status; when body's process ends, every process it left in the namespace is killed."""
-    if not new_pid_namespace():
+    and body() must not either. `already`: this process is that pid 1 (fork_as_init).
+    Otherwise the caller (a forked child) waits for it, closes `close` (so that a pipe's
+    reader sees its end when the namespace is gone) and exits with its status. When body's
+    process ends, every process it left in the namespace is killed."""
+    if already or not new_pid_namespace():
         body()  # no namespace here: the step's process group is all the timeout kills
     pid = os.fork()
     if pid == 0:
