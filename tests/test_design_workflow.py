@@ -52,7 +52,7 @@ def test_the_summary_tells_tiers_and_layout_apart(world):
     assert not base["passed"].any()        # the heuristic cannot design
     card = json.loads((world.root / "results" / "scorecard.json").read_text())
     assert card["models"]["reference"]["by_tier"]["design"] == {
-        "pairs": 2, "passed": 2, "pass_rate": 1.0}
+        "pairs": 2, "passed": 2, "pass_rate": 1.0, "clean": 2, "clean_rate": 1.0}
     assert card["models"]["base"]["by_tier"]["design"]["pass_rate"] == 0.0
 
 
@@ -81,8 +81,8 @@ def test_nothing_changed_means_nothing_to_do(world):
 def test_the_reports_show_tiers_and_a_design_pairs_measures_and_plot(world):
     md = (world.root / "results" / "report.md").read_text()
     assert "| tier | base | reference |" in md
-    assert "| design | 0/2 (0%) | 2/2 (100%) |" in md
-    assert "| transcription | 1/1 (100%) | 1/1 (100%) |" in md
+    assert "| design | 0/2 (0%), clean 0 | 2/2 (100%), clean 2 |" in md
+    assert "| transcription | 1/1 (100%), clean 1 | 1/1 (100%), clean 1 |" in md
     html = (world.root / "results" / "report.html").read_text()
     assert "<table id='tier-rates'>" in html and "<table id='family-rates'>" in html
     pair = html.split("id='pair-reference-d03-noninverting-gain-1'", 1)[1].split("</details>")[0]
