@@ -172,7 +172,8 @@ def _sheet_facts(task, sheet: Path) -> dict:
 
     kinds = {c["kind"] for c in task.criteria}
     facts: dict = {}
-    if kinds & ({"values", "max_parts"} | RULE_KINDS):
+    # ERC needs the parts too: akcli_waivers matches its findings by lib_id and pin.
+    if kinds & ({"values", "max_parts", "erc_clean"} | RULE_KINDS):
         doc = akcli_backend.run("read", str(sheet)).json() or {}
         parts = [c for c in doc.get("components", []) if c.get("designator")]
         if "values" in kinds:
@@ -180,7 +181,7 @@ def _sheet_facts(task, sheet: Path) -> dict:
         if "max_parts" in kinds:
             facts["parts"] = sorted({c["designator"] for c in parts
                                      if not c["designator"].startswith("#")})
-        if kinds & RULE_KINDS:
+        if kinds & (RULE_KINDS | {"erc_clean"}):
             facts["board"] = _board_facts(parts)
     for kind, flag in (("erc_clean", "--erc"), ("integrity", "--integrity"),
                        ("layout_clean", "--layout")):

@@ -9,7 +9,7 @@ pack (skills/akcli-oplists.md) and checked by tests/test_guide.py. docs/akcli-up
 lists the same entries as fixes to offer akcli.
 
 A waiver needs the parts' lib_ids (the apply step's `board` facts, gathered for a task
-with design rules); without them nothing is waived.
+with design rules or an `erc_clean` criterion); without them nothing is waived.
 """
 
 from __future__ import annotations
