@@ -133,7 +133,8 @@ def test_env_passes_exactly_the_named_variables(monkeypatch):
 
 @needs_bwrap
 def test_expose_shows_the_named_folder_read_only_and_nothing_beside_it(tmp_path):
-    """`expose:` shows a host folder inside the sandbox, read-only; a folder next to it
+    """`expose:` shows a host folder inside the sandbox, read-only (the folder is
+    writable by all on the host: only the mount stops the agent); a folder next to it
     that the entry does not name does not exist there."""
     shown, hidden = tmp_path / "shown", tmp_path / "hidden"
     shown.mkdir()
@@ -142,7 +143,7 @@ def test_expose_shows_the_named_folder_read_only_and_nothing_beside_it(tmp_path)
     (hidden / "data.txt").write_text("hidden-data")
     os.chmod(tmp_path, 0o755)
     for folder in (shown, hidden):
-        os.chmod(folder, 0o755)
+        os.chmod(folder, 0o777)
         os.chmod(folder / "data.txt", 0o644)
     command = (f'cat {shown}/data.txt > "$OPS_OUT"; '
                f'cat {hidden}/data.txt >> "$OPS_OUT" 2>/dev/null; '
