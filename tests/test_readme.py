@@ -74,6 +74,17 @@ def named_files(text: str) -> dict[str, str]:
 COMMANDS = readme_commands(README.read_text())
 
 
+def inline_commands(text: str) -> list[str]:
+    """Commands the README's prose names in `code spans`: those that start with a program
+    a reader would type (wirebench, snakemake, pip, python)."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    spans = (" ".join(m.split()) for m in re.findall(r"`([^`]+)`", prose))
+    return sorted({s for s in spans if re.match(r"(wirebench|snakemake|pip|python) ", s)})
+
+
+INLINE = inline_commands(README.read_text())
+
+
 def ci_text() -> str:
     return CI.read_text()
 
@@ -296,9 +307,30 @@ def test_every_readme_command_runs(cmd, request):
                              "tests/test_readme.py or drop the command")
 
 
+@pytest.mark.parametrize("cmd", INLINE)
+def test_every_command_the_prose_names_runs(cmd, request):
+    """The same checks, for a command in a code span: `wirebench` subcommands and flags
+    exist, a benchmark script exists and takes its flags, installs are CI's."""
+    words = shlex.split(cmd.replace("<", "").replace(">", ""))
+    if words[0] == "pip" or words[:3] == ["python", "-m", "pytest"]:
+        _check_install(cmd)
+    elif words[0] == "wirebench":
+        _check_wirebench(shlex.join(words), REPO)
+    elif words[0] == "snakemake":
+        _check_snakemake(cmd, request.getfixturevalue("clone"))
+    elif words[0] == "python" and words[1].startswith("benchmarks/"):
+        assert (REPO / words[1]).is_file(), f"{cmd}: no such script"
+        usage = _help(["python", words[1]], REPO)
+        for flag in (w.split("=")[0] for w in words if w.startswith("--")):
+            assert flag in usage, f"{cmd}: {words[1]} takes no {flag}"
+    else:
+        raise AssertionError(f"the README names {cmd!r}, which no test checks")
+
+
 def test_the_readme_shows_commands():
     """Guard the extractor itself: it finds the journeys' commands."""
     assert "snakemake --cores 2 --config models_file=my_models.yaml" in COMMANDS
     assert any(c.startswith("wirebench compare") for c in COMMANDS)
     assert any(c.startswith("wirebench tasks generate") for c in COMMANDS)
     assert "my_models.yaml" in named_files(README.read_text())
+    assert any(c.startswith("wirebench compare archive/") for c in INLINE)
