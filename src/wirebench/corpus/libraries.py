@@ -44,5 +44,11 @@ def resolve(names: list[str], folder: Path) -> list[str]:
 
 
 def symbols_for(task: Task, default: list[str], configured: str | None = None) -> list[str]:
-    """The libraries a task's pairs draw with: its own KiCad ones, or the run's."""
+    """The libraries a task's pairs draw with: the ones in its folder, its own KiCad
+    ones, or the run's."""
+    if task.symbol_files:
+        missing = [p for p in task.symbol_files if not p.is_file()]
+        if missing:
+            raise TaskError(f"{missing[0]}: missing (task.yaml symbol_files)")
+        return [str(p) for p in task.symbol_files]
     return resolve(task.libraries, kicad_dir(configured)) if task.libraries else list(default)

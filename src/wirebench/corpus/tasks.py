@@ -103,6 +103,18 @@ class Task:
         return self.testbench is not None or self.tier == "board"
 
     @property
+    def strict_nets(self) -> bool:
+        """Is the answer drawn behind akcli's `--strict-nets` rails (the default)? A task
+        whose answer must move a pin between named nets says `strict_nets: false`."""
+        return self.meta.get("strict_nets", True) is not False
+
+    @property
+    def symbol_files(self) -> list[Path]:
+        """Symbol libraries the task carries in its own folder (task.yaml `symbol_files`):
+        a real-tier task draws with its demo's symbols (taskgen/real)."""
+        return [self.path / name for name in self.meta.get("symbol_files", [])]
+
+    @property
     def libraries(self) -> list[str]:
         """KiCad symbol libraries the task draws with, by name (corpus/libraries.py);
         empty for a task that uses the run's own `symbols`."""
@@ -145,6 +157,8 @@ class Task:
 
         kinds = sorted({c["kind"] for c in self.criteria})
         doc = {k: self.meta.get(k) for k in ("base_ops", "postchecks")}
+        if "strict_nets" in self.meta:  # only then: every other task keeps its hash
+            doc["strict_nets"] = self.meta["strict_nets"]
         return hashlib.sha256(json.dumps({**doc, "kinds": kinds}, sort_keys=True)
                               .encode()).hexdigest()[:16]
 

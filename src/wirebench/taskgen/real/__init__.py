@@ -1,0 +1,202 @@
+"""The `real` tier: repairs and change requests inside Debian's kicad-demos designs.
+
+`wirebench tasks generate real --seed S --demos DIR --out FOLDER` reads the installed
+demos and writes tasks into the user's folder. The demos are GPL: neither they nor
+anything derived from them (the base sheets, the symbol libraries, the tasks) is ever
+committed; only this generator and its texts are ours.
+
+Per task: the base sheet (base_ops.json), akcli's redraw of one demo's netlist with the
+demo's own symbols (symbols.kicad_sym); the fault planted in it or the change asked of
+it; the reference edit; the whole netlist after the edit (expected_nets.json: every net,
+the demo's unnamed ones under `N<k>` names); every part's value; and the wrong answers.
+The criteria: the nets, exact by pin membership (nets_exact), the values (nothing outside
+the fault may move), the part count, and the edit's size: a redraw is no repair.
+See docs/real-tier.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from wirebench.taskgen.layout import dumps, envelope, expected_nets
+from wirebench.taskgen.real import demos as demo_mod
+from wirebench.taskgen.real import faults
+from wirebench.taskgen.rng import Rng
+
+FAMILY = "real"
+STREAM_VERSION = 1
+LIBRARY = "symbols.kicad_sym"
+# Kinds whose answer moves a pin between named nets: akcli's rails refuse any such move,
+# so they are drawn without them (task.yaml strict_nets: false).
+REWIRES = {"wrong-net", "swapped", "rail", "series"}
+# How many tasks of each kind one demo gives, at most.
+PER_DEMO = {"value": 2, "wrong-net": 2, "swapped": 1, "missing": 2, "rail": 1,
+            "power-led": 1, "series": 1}
+
+
+def _expected(parts, libraries) -> dict:
+    return expected_nets(parts, libraries)
+
+
+def _values(parts) -> dict:
+    return {p.ref: p.value for p in parts if p.value}
+
+
+def _yaml(meta: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(meta, sort_keys=False, width=96, allow_unicode=True)
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        for rel, text in files.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _prompt_repair(design, case) -> str:
+    d = design.demo
+    return "\n".join([
+        f"# Repair: {d.name}", "",
+        f"The sheet you are given is {d.what} ({len(design.parts)} parts; its op-list is "
+        "in your prompt, drawn from a real KiCad design). It was drawn with one fault, and "
+        "the bench shows it:", "",
+        f"> {case['symptom']}", "",
+        "Find the fault and fix it with the smallest edit of the existing sheet: your "
+        f"op-list is applied on top of it under akcli's `--strict-nets` rails, at most "
+        f"{faults.MAX_EDIT_OPS} ops. Do not redraw the design: every other part, value "
+        "and net must stay as it is.", "",
+        "akcli cannot move a pin between two named nets in place: delete the part with "
+        "its labels (`delete_component` with `cascade`) and place it again where it was, "
+        "with its labels. A part you add takes the lowest designator its kind leaves "
+        "free, and a label on each of its pins."])
+
+
+def _prompt_change(design, case) -> str:
+    d = design.demo
+    return "\n".join([
+        f"# Change request: {d.name}", "",
+        f"The sheet you are given is {d.what} ({len(design.parts)} parts; its op-list is "
+        "in your prompt, drawn from a real KiCad design). Its maintainer asks for a "
+        "change:", "", *[f"> {line}" for line in case["ask"]], "",
+        "Your op-list is applied on top of the sheet under akcli's `--strict-nets` rails. "
+        "A pin moves between named nets only when its part is deleted with its labels "
+        "(`delete_component` with `cascade`) and placed again where it was. Every other "
+        "part, value and net must stay as it is."])
+
+
+def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str, str]:
+    repair = "symptom" in case
+    after = case["parts"]
+    meta = {
+        "id": f"{FAMILY}-{tag[:6]}-{index:03d}",
+        "family": FAMILY,
+        "brief": (f"{'Repair' if repair else 'Change'} ({case['kind']}) in the "
+                  f"{design.demo.name} demo, {len(design.parts)} parts."),
+        "tier": "real",
+        "symbol_files": [LIBRARY],
+    }
+    if case["kind"] in REWIRES:
+        meta["strict_nets"] = False
+    if design.layout_left:
+        meta["layout_exempt"] = (
+            "the base sheet is akcli's redraw of a real design, and akcli's layout check "
+            f"finds {len(design.layout_left)} label overlap(s) in it that no edit is asked "
+            "to move")
+    criteria = [{"id": "nets", "kind": "nets_exact"},
+                {"id": "values", "kind": "values", "values": _values(after)},
+                {"id": "parts", "kind": "max_parts", "max": len({p.ref for p in after})},
+                {"id": "edit_size", "kind": "max_ops",
+                 "max": faults.MAX_EDIT_OPS if repair else len(case["fix"]) + 4}]
+    criteria += case.get("rules", [])
+    meta["criteria"] = criteria
+    wrong = [("unrepaired" if repair else "does-nothing", envelope([]), case["fails"],
+              "the sheet left as it is" if repair else "nothing added"),
+             ("wrong-part" if repair else "near-miss", envelope(case["wrong_fix"]),
+              case["fails"], case["wrong_why"])]
+    meta["wrong_answers"] = [{"file": f"wrong/{n}.json", "fails": f, "why": w}
+                             for n, _, f, w in wrong]
+    nets = design.nets()
+    meta["knobs"] = {"parts": len(design.parts), "nets": len(nets),
+                     "pins": sum(len(m) for m in nets.values()),
+                     "sheets": len(design.demo.sheets), "edit_ops": len(case["fix"]),
+                     "distractors": 0, "symbols": design.symbols_total}
+    meta["generator"] = {"family": FAMILY, "version": 1, "seed_sha256": tag,
+                         "index": index, "split": split}
+    files = {
+        "task.md": (_prompt_repair if repair else _prompt_change)(design, case) + "\n",
+        "task.yaml": _yaml(meta),
+        "base_ops.json": dumps(envelope(case["base"])),
+        "reference_ops.json": dumps(envelope(case["fix"])),
+        "expected_nets.json": __import__("json").dumps(_expected(after, libraries),
+                                                       indent=1) + "\n",
+        LIBRARY: design.library,
+    }
+    for name, doc, _, _ in wrong:
+        files[f"wrong/{name}.json"] = dumps(doc)
+    return files
+
+
+def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) -> list[dict]:
+    """The demo's tasks: up to PER_DEMO of each kind, chosen by the seed."""
+    ops = design.base_ops
+    places = faults.Places(design, libraries)
+    out = []
+    for kind, count in (per_demo or PER_DEMO).items():
+        if kind in faults.FAULTS or kind in ("pull-up", "bypass"):
+            found = faults.FAULTS[kind](design, ops, places)
+        else:
+            found = faults.CHANGES[kind](design, ops, places, libraries)
+        seen, pick = set(), []
+        for case in rng.shuffle(found):
+            if case["ref"] not in seen and len(pick) < count:
+                pick.append(case)
+                seen.add(case["ref"])
+        out += pick
+    return out
+
+
+def generate(seed: str, demos_dir: Path, out: Path, count: int | None = None,
+             split: str = "private", names: list[str] | None = None,
+             per_demo: dict | None = None) -> list[Path]:
+    """Write the real tier's tasks for every installed demo (or `names`) into `out`."""
+    from wirebench.taskgen.generator import seed_hash
+
+    demos_dir = Path(demos_dir)
+    chosen = [d for d in demo_mod.available(demos_dir) if names is None or d.name in names]
+    if not chosen:
+        raise ValueError(f"{demos_dir}: none of the real tier's demos is there "
+                         f"({', '.join(d.name for d in demo_mod.DEMOS)}); "
+                         f"{demo_mod.INSTALL_HINT}")
+    tag = seed_hash(str(seed))
+    written: list[Path] = []
+    index = 0
+    with tempfile.TemporaryDirectory(prefix="wirebench-real-") as td:
+        for demo in chosen:
+            design = demo_mod.read(demo, demos_dir)
+            library = Path(td) / demo.name / LIBRARY
+            library.parent.mkdir(parents=True)
+            library.write_text(design.library, encoding="utf-8")
+            demo_mod.base_sheet(design, library)
+            rng = Rng(FAMILY, STREAM_VERSION, str(seed), demo.name)
+            for case in cases(design, [str(library)], rng, per_demo):
+                if count is not None and len(written) >= count:
+                    return written
+                files = _task(design, case, [str(library)], tag, index, split)
+                written.append(_write(Path(out) / f"{FAMILY}-{tag[:6]}-{index:03d}", files))
+                index += 1
+    return written

@@ -1,0 +1,272 @@
+"""Debian's kicad-demos, read by akcli and redrawn by akcli as a base sheet.
+
+akcli 0.22 cannot edit a KiCad 6 demo in place (INVALID_INSTANCES_PATH: KiCad 6 keeps the
+symbol instances at the root sheet), so a task's base sheet is the demo's netlist drawn
+again on a fresh sheet: every part with its value, a label on every connected pin (the
+layout that survives akcli's arrange), a no-connect on every other pin. Named nets keep
+their names; an unnamed net of two pins or more is named `N<k>`, numbered in the order of
+its first member, so that every net of the design is compared by name and membership.
+
+The symbols are the demo's own: the `lib_symbols` its sheets embed, copied into one
+`.kicad_sym` library (akcli reads a `.kicad_sch` template too, but parses the whole sheet
+for every part it places: 91 s for pic_programmer against 5 s from the library).
+
+Nothing here is committed: the demos are GPL, and so is what is derived from them. The
+library and the base sheet are written only into the user's task folder.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wirebench.taskgen.layout import Part, envelope, ops_for, pin_table
+
+DEFAULT_DIR = "/usr/share/kicad/demos"
+INSTALL_HINT = "install Debian's kicad-demos (apt-get install kicad-demos)"
+
+
+@dataclass(frozen=True)
+class Demo:
+    name: str
+    folder: str
+    sheets: tuple[str, ...]     # the root first: akcli reads the hierarchy from it
+    what: str                   # what the design is, in our own words
+
+
+# The demos akcli reads faithfully. Left out: complex_hierarchy (one sheet used twice:
+# akcli 0.22 gives both instances the same designators, C3 twice), sonde xilinx (akcli
+# puts U1.7 and U1.14 on two nets each), test_xil_95108 (no component list).
+DEMOS = (
+    Demo("ecc83", "ecc83", ("ecc83-pp.kicad_sch",),
+         "a push-pull audio amplifier built around one ECC83 double triode"),
+    Demo("pic_programmer", "pic_programmer", ("pic_programmer.kicad_sch", "pic_sockets.kicad_sch"),
+         "a PIC programmer driven from a PC's serial port, with a switch-mode converter "
+         "that makes the programming voltage VPP, and sockets for several PIC packages"),
+    Demo("interf_u", "interf_u", ("interf_u.kicad_sch",),
+         "an interface card between a PC's parallel port and an FPGA with its "
+         "configuration memory"),
+    Demo("electric", "electric", ("electric.kicad_sch",),
+         "a single-phase distribution board: a main breaker, residual-current devices and "
+         "the branch breakers of a house's circuits"),
+    Demo("stickhub", "stickhub", ("StickHub.kicad_sch",),
+         "a seven-port USB 2.0 hub on a stick, with its regulators and a status LED per "
+         "port"),
+    Demo("flat_hierarchy", "flat_hierarchy",
+         ("flat_hierarchy.kicad_sch", "pic_programmer.kicad_sch", "pic_sockets.kicad_sch"),
+         "the serial-port PIC programmer again, drawn as a flat hierarchy of sheets"),
+)
+BY_NAME = {d.name: d for d in DEMOS}
+
+
+@dataclass
+class Design:
+    demo: Demo
+    parts: list[Part]                       # real parts, in designator order
+    library: str                            # the .kicad_sym text
+    named: set[str] = field(default_factory=set)   # nets named in the demo itself
+    symbols_total: int = 0                  # akcli's component count, power ports too
+    base_ops: list[dict] = field(default_factory=list)
+    layout_left: list[str] = field(default_factory=list)  # akcli's findings on the base
+
+    def part(self, ref: str) -> Part:
+        return next(p for p in self.parts if p.ref == ref)
+
+    def nets(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for p in self.parts:
+            for pin, net in p.pins.items():
+                out.setdefault(net, []).append(f"{p.ref}.{pin}")
+        return out
+
+
+def natural(text: str):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def available(demos_dir: Path) -> list[Demo]:
+    return [d for d in DEMOS if all((Path(demos_dir) / d.folder / s).is_file()
+                                    for s in d.sheets)]
+
+
+# ---- the demo's symbols as one library --------------------------------------------------
+
+def _span(text: str, start: int) -> int:
+    """The end of the S-expression that opens at `start` (strings and escapes skipped)."""
+    depth, i, in_str = 0, start, False
+    while i < len(text):
+        ch = text[i]
+        if in_str:
+            if ch == "\\":
+                i += 2
+                continue
+            in_str = ch != '"'
+        elif ch == '"':
+            in_str = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ValueError("unbalanced S-expression")
+
+
+def lib_symbols(sheet_text: str) -> list[str]:
+    """The `(symbol ...)` nodes a sheet's `(lib_symbols ...)` embeds, as text."""
+    start = sheet_text.find("(lib_symbols")
+    if start < 0:
+        return []
+    end = _span(sheet_text, start)
+    out, i = [], sheet_text.index("(", start + 1)
+    while (j := sheet_text.find("(", i, end - 1)) >= 0:
+        k = _span(sheet_text, j)
+        out.append(sheet_text[j:k])
+        i = k
+    return out
+
+
+def library_text(paths: list[Path]) -> str:
+    symbols: dict[str, str] = {}
+    for path in paths:
+        for node in lib_symbols(path.read_text(encoding="utf-8")):
+            m = re.match(r'\(symbol\s+"([^"]+)"', node)
+            if m:
+                symbols.setdefault(m.group(1), node)
+    return ("(kicad_symbol_lib (version 20211014) (generator wirebench)\n  "
+            + "\n  ".join(symbols[k] for k in sorted(symbols)) + "\n)\n")
+
+
+# ---- the demo's netlist -------------------------------------------------------------------
+
+def read(demo: Demo, demos_dir: Path) -> Design:
+    """The demo's parts, values and nets as akcli reads its root sheet."""
+    from wirebench.runtime import akcli_backend
+
+    folder = Path(demos_dir) / demo.folder
+    root = str(folder / demo.sheets[0])
+    comps = akcli_backend.run("component", root)
+    nets = akcli_backend.run("nets", root)
+    if comps.rc != 0 or nets.rc != 0:
+        raise ValueError(f"{root}: akcli cannot read it: "
+                         f"{(comps if comps.rc else nets).error_text()}")
+    components = comps.json()["components"]
+    parts: dict[str, Part] = {}
+    for c in components:
+        ref = c["designator"]
+        if not ref.startswith("#") and ref not in parts:
+            parts[ref] = Part(ref, c["library_ref"], c.get("value"))
+    named = {n["name"] for n in nets.json()["nets"] if n.get("name")}
+    unnamed = []
+    for n in nets.json()["nets"]:
+        members = sorted((m for m in n["members"] if not m.startswith("#")), key=natural)
+        if not members:
+            continue
+        if n.get("name"):
+            for m in members:
+                ref, pin = m.split(".", 1)
+                parts[ref].pins[pin] = n["name"]
+        elif len(members) > 1:  # a pin alone on a net is unconnected: a no-connect
+            unnamed.append(members)
+    k = 0
+    for members in sorted(unnamed, key=lambda ms: natural(ms[0])):
+        k += 1
+        while f"N{k}" in named:
+            k += 1
+        for m in members:
+            ref, pin = m.split(".", 1)
+            parts[ref].pins[pin] = f"N{k}"
+    design = Design(demo, sorted(parts.values(), key=lambda p: natural(p.ref)),
+                    library_text([folder / s for s in demo.sheets]), named,
+                    symbols_total=len(components))
+    return design
+
+
+# ---- the base sheet -------------------------------------------------------------------------
+
+def _dedupe(ops: list[dict]) -> list[dict]:
+    """One label (or no-connect) per pin: a pin every unit of a part carries (a 74xx's
+    supply) is listed by each unit."""
+    seen, out = set(), []
+    for op in ops:
+        key = None
+        if op["op"] == "add_net_label" and isinstance(op.get("at"), str):
+            key = op["at"]
+        elif op["op"] == "add_no_connect":
+            key = op["pin"]
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(op)
+    return out
+
+
+def layout(design: Design, libraries: list[str], title: str) -> list[dict]:
+    return _dedupe(ops_for(design.parts, libraries, title))
+
+
+def _pin_points(ops: list[dict], libraries: list[str]) -> dict[tuple[int, int], str]:
+    """Where each placed part's pins land (rotation 0, as the layout places them)."""
+    points = {}
+    for op in ops:
+        if op["op"] != "place_component":
+            continue
+        for pin in pin_table(op["lib_id"], libraries):
+            if (pin.get("unit") or 1) == op.get("unit", pin.get("unit") or 1):
+                points[(op["x_mil"] + pin["x_mil"], op["y_mil"] + pin["y_mil"])] = \
+                    op["designator"]
+    return points
+
+
+def layout_findings(ops: list[dict], library: Path) -> list[str]:
+    from wirebench.runtime import akcli_backend
+
+    with tempfile.TemporaryDirectory(prefix="wirebench-real-") as td:
+        sheet, doc = Path(td) / "base.kicad_sch", Path(td) / "base_ops.json"
+        from wirebench.taskgen.layout import dumps
+
+        doc.write_text(dumps(envelope(ops)), encoding="utf-8")
+        akcli_backend.new_sheet(sheet)
+        res = akcli_backend.draw(sheet, doc, [str(library)])
+        if res.rc != 0:
+            raise ValueError(f"{library.parent.name}: the base sheet does not draw: "
+                             f"{res.error_text()}")
+        check = akcli_backend.run("check", "--layout", str(sheet)).json() or {}
+    return [f"{f['code']}: {f['message']}" for f in check.get("findings", [])
+            if f.get("severity") in ("warning", "error")]
+
+
+def base_sheet(design: Design, library: Path, rounds: int = 3) -> list[dict]:
+    """The base op-list, laid out clean: a part whose labels overlap or run over a body
+    gets its labels at the end of short wire stubs instead, until akcli finds nothing.
+    What akcli still finds then is kept in `design.layout_left` (its tasks are exempt
+    from layout_clean, and say why)."""
+    libraries = [str(library)]
+    title = f"{design.demo.name} (redrawn from KiCad's demo)"
+    for p in design.parts:
+        if re.search(r"LED", p.lib_id.split(":")[-1], re.I):
+            p.stub = True  # its body reaches past the cathode pin (DESIGN.md)
+    for i in range(rounds + 1):
+        ops = layout(design, libraries, title)
+        found = layout_findings(ops, library)
+        design.base_ops, design.layout_left = ops, found
+        if not found or i == rounds:
+            return ops
+        points = _pin_points(ops, libraries)
+        refs = {p.ref for p in design.parts}
+        blame = set()
+        for text in found:
+            for x, y in re.findall(r"\((-?\d+),\s*(-?\d+)\)", text):
+                if (int(x), int(y)) in points:
+                    blame.add(points[(int(x), int(y))])
+            blame |= {w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if w in refs}
+        fresh = [p for p in design.parts if p.ref in blame and not p.stub]
+        if not fresh:
+            return ops
+        for p in fresh:
+            p.stub = True
+    return ops

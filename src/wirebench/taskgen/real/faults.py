@@ -1,0 +1,533 @@
+"""The real tier's tasks on one demo: planted faults (repairs) and change requests.
+
+A fault is planted by editing the base op-list, never by a fresh layout, so the faulty
+sheet is the clean base with one thing wrong: a label's net name (a pin on the wrong net,
+two pins swapped, a rail swapped), a value ten times off, or a part's ops gone (a missing
+pull-up or bypass). The repair restores the demo's netlist exactly; a part on the wrong
+net is fixed the way akcli allows under its rails: the part deleted with its labels and
+placed again where it was, with its labels right (four ops for a two-pin part).
+
+Each repair ships two wrong answers: the sheet left as it is (the empty edit), and a fix of
+the wrong part (a neighbour on the same nets changed instead). A change request ships the
+empty edit and a near miss.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from wirebench.taskgen.layout import Part, ops_for, pin_table
+
+GROUND = re.compile(r"^(GND|VSS|0V|AGND|DGND|GNDA|GNDD|GNDPWR)$", re.I)
+RAIL = re.compile(r"^([+-]\d.*|VCC.*|VDD.*|VEE|VIN|VBUS|V\+|V-|HT|\+.*|-V.*)$", re.I)
+MAX_EDIT_OPS = 6
+TWO_PIN = re.compile(r"^(R|C|CP|L|D|LED|INDUCTOR|D_Schottky|C_Polarized|CP1|R_Small|C_Small"
+                     r"|LED_Small)$")
+
+
+def symbol(part: Part) -> str:
+    return part.lib_id.split(":")[-1]
+
+
+def prefix(ref: str) -> str:
+    return re.match(r"[A-Za-z_]+", ref).group(0)
+
+
+def number(ref: str) -> int:
+    m = re.search(r"(\d+)$", ref)
+    return int(m.group(1)) if m else 0
+
+
+# ---- the base op-list, by part ------------------------------------------------------------
+
+def part_ops(ops: list[dict], ref: str) -> list[dict]:
+    """A part's place ops and the labels and no-connects on its pins (REF.PIN)."""
+    out = []
+    for op in ops:
+        if op["op"] == "place_component" and op["designator"] == ref:
+            out.append(op)
+        elif op["op"] in ("add_net_label", "add_no_connect"):
+            at = op.get("at") if op["op"] == "add_net_label" else op.get("pin")
+            if isinstance(at, str) and at.split(".", 1)[0] == ref:
+                out.append(op)
+    return out
+
+
+def labelled_on_pins(ops: list[dict], part: Part) -> bool:
+    """Every net of the part is a label on its pin (no stub wires): it can be deleted
+    with its labels and placed again in four ops."""
+    labels = {op["at"] for op in part_ops(ops, part.ref) if op["op"] == "add_net_label"}
+    return all(f"{part.ref}.{pin}" in labels for pin in part.pins)
+
+
+def relabel(ops: list[dict], ref: str, nets: dict[str, str]) -> list[dict]:
+    """The base ops with the labels on `ref`'s pins named as `nets` says."""
+    out = copy.deepcopy(ops)
+    for op in out:
+        if op["op"] == "add_net_label" and isinstance(op.get("at"), str):
+            r, pin = op["at"].split(".", 1)
+            if r == ref and pin in nets:
+                op["name"] = nets[pin]
+    return out
+
+
+def replace(ops: list[dict], ref: str, nets: dict[str, str]) -> list[dict]:
+    """The edit that deletes `ref` with its labels and places it again where it was, its
+    pins on `nets`."""
+    edit = [{"op": "delete_component", "designator": ref, "cascade": True}]
+    for op in part_ops(ops, ref):
+        if op["op"] == "place_component":
+            edit.append(copy.deepcopy(op))
+    for op in part_ops(ops, ref):
+        if op["op"] == "add_net_label":
+            pin = op["at"].split(".", 1)[1]
+            edit.append({**op, "name": nets.get(pin, op["name"])})
+        elif op["op"] == "add_no_connect":
+            edit.append(dict(op))
+    return edit
+
+
+def without(ops: list[dict], ref: str) -> list[dict]:
+    gone = {id(op) for op in part_ops(ops, ref)}
+    return [copy.deepcopy(op) for op in ops if id(op) not in gone]
+
+
+def set_value(ops: list[dict], ref: str, value: str) -> list[dict]:
+    out = copy.deepcopy(ops)
+    for op in out:
+        if op["op"] == "place_component" and op["designator"] == ref:
+            op["value"] = value
+    return out
+
+
+# ---- values --------------------------------------------------------------------------------
+
+def decade(value: str, up: bool) -> str | None:
+    """The value ten times bigger or smaller, spelled the way the design spells it:
+    1.5K -> 15K, 680nF -> 68nF, 100K -> 1M is left alone (a prefix change)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([A-Za-zµ]*)", value.strip())
+    if not m:
+        return None
+    x = float(m.group(1)) * (10 if up else 0.1)
+    if not 1 <= x < 1000:
+        return None
+    text = f"{x:.3g}"
+    return text + m.group(2)
+
+
+# ---- how the symptom names a place ----------------------------------------------------------
+
+class Places:
+    def __init__(self, design, libraries: list[str]):
+        self.design, self.libraries = design, libraries
+        self.members = design.nets()
+
+    def pin_name(self, part: Part, pin: str) -> str:
+        for p in pin_table(part.lib_id, self.libraries):
+            if p["number"] == pin and p["name"] not in ("~", "", pin):
+                return p["name"]
+        return ""
+
+    def where(self, net: str, avoid: tuple[str, ...] = ()) -> str:
+        """A net as a person at the bench finds it: by its name when the design names
+        it, else by a pin of a chip or connector on it."""
+        if net in self.design.named:
+            return f"`{net}`"
+        best = None
+        for m in self.members.get(net, []):
+            ref, pin = m.split(".", 1)
+            if ref in avoid:
+                continue
+            rank = 0 if prefix(ref) in ("U", "IC") else 1 if prefix(ref) in (
+                "P", "J", "K", "Q", "T", "CN", "X") else 2
+            if best is None or rank < best[0]:
+                best = (rank, ref, pin)
+        if best is None:
+            return f"the net `{net}`"
+        part = self.design.part(best[1])
+        name = self.pin_name(part, best[2])
+        return f"{best[1]} pin {best[2]}" + (f" ({name})" if name else "") + f" (net `{net}`)"
+
+
+def is_ground(net: str) -> bool:
+    return bool(GROUND.match(net))
+
+
+def is_rail(net: str) -> bool:
+    return bool(RAIL.match(net)) and not is_ground(net)
+
+
+# ---- the faults ------------------------------------------------------------------------------
+
+def _neighbours(design, part: Part, kind: str | None = None) -> list[Part]:
+    """Other parts of the same kind that share a net with `part`."""
+    nets = set(part.pins.values())
+    return [p for p in design.parts if p.ref != part.ref and set(p.pins.values()) & nets
+            and (kind is None or prefix(p.ref) == kind)]
+
+
+def value_faults(design, ops, places) -> list[dict]:
+    out = []
+    from wirebench.verify.design_rules import part_value
+
+    for part in design.parts:
+        if prefix(part.ref) not in ("R", "C") or not part.value or part_value(part.value) is None:
+            continue
+        for up in (True, False):
+            bad = decade(part.value, up)
+            if not bad or part_value(bad) is None:
+                continue
+            others = [p for p in _neighbours(design, part, prefix(part.ref))
+                      if p.value and decade(p.value, up)]
+            if not others:
+                continue
+            other = others[0]
+            nets = sorted(set(part.pins.values()), key=lambda n: (is_ground(n), n))
+            kind = "resistor" if prefix(part.ref) == "R" else "capacitor"
+            if kind == "resistor":
+                symptom = (f"With the board powered, the level at {places.where(nets[0])} "
+                           f"sits far from its design value ({'too low' if up else 'too high'} "
+                           "a current flows through the parts around it), and the circuit "
+                           "behind it misbehaves accordingly.")
+            else:
+                symptom = (f"The time constant at {places.where(nets[0])} is about ten "
+                           f"times {'longer' if up else 'shorter'} than the design "
+                           "expects: what it filters, couples or times is off by an order "
+                           "of magnitude.")
+            out.append({
+                "kind": "value", "ref": part.ref,
+                "base": set_value(ops, part.ref, bad),
+                "fix": [{"op": "set_component_parameters", "designator": part.ref,
+                         "value": part.value}],
+                "wrong_fix": [{"op": "set_component_parameters", "designator": other.ref,
+                               "value": decade(other.value, up)}],
+                "fails": "values",
+                "wrong_why": f"{other.ref} changed instead of {part.ref}, which stays "
+                             f"{bad} (the design has {part.value})",
+                "symptom": symptom, "parts": design.parts,
+            })
+            break
+    return out
+
+
+def _movable(design, ops, part: Part) -> bool:
+    return (len(part.pins) in (2, 3) and labelled_on_pins(ops, part)
+            and len(part_ops(ops, part.ref)) <= 5)
+
+
+def wrong_net_faults(design, ops, places) -> list[dict]:
+    """A two-pin part's pin on the net of the chip pin next to the one it belongs on."""
+    out = []
+    members = design.nets()
+    for part in design.parts:
+        if len(part.pins) != 2 or not _movable(design, ops, part) or not TWO_PIN.match(
+                symbol(part)):
+            continue
+        for pin, net in sorted(part.pins.items()):
+            if len(members[net]) < 3:  # the net must stay a net without it
+                continue
+            chips = [m for m in members[net] if prefix(m.split(".")[0]) in ("U", "IC")]
+            if not chips:
+                continue
+            ref, cpin = chips[0].split(".", 1)
+            chip = design.part(ref)
+            if not cpin.isdigit():
+                continue
+            nxt = chip.pins.get(str(int(cpin) + 1)) or chip.pins.get(str(int(cpin) - 1))
+            if not nxt or nxt == net or nxt in part.pins.values():
+                continue
+            bad = {**part.pins, pin: nxt}
+            wrongs = [p for p in _neighbours(design, part) if _movable(design, ops, p)
+                      and prefix(p.ref) in ("R", "C", "D", "L")
+                      and net in p.pins.values()]
+            if not wrongs:
+                continue
+            other = wrongs[0]
+            opin = next(k for k, v in other.pins.items() if v == net)
+            okeep = next(k for k, v in other.pins.items() if k != opin)
+            out.append({
+                "kind": "wrong-net", "ref": part.ref,
+                "base": relabel(ops, part.ref, bad),
+                "fix": replace(ops, part.ref, part.pins),
+                # the neighbour's other pin moved onto the net the faulty pin reaches
+                "wrong_fix": replace(ops, other.ref, {opin: net, okeep: nxt}),
+                "fails": "nets",
+                "wrong_why": f"{other.ref} rewired instead of {part.ref}, whose pin {pin} "
+                             f"stays on {nxt}",
+                "symptom": (f"Probing {places.where(net)} finds a connection missing that "
+                            f"the design relies on, and {places.where(nxt)} is loaded by a "
+                            "part it should never see."),
+                "parts": design.parts,
+            })
+            break
+    return out
+
+
+def swap_faults(design, ops, places) -> list[dict]:
+    """A polarised part or a transistor drawn with two pins the wrong way round."""
+    out = []
+    for part in design.parts:
+        sym = symbol(part).upper()
+        polar = re.search(r"^(D|LED|CP|D_SCHOTTKY|ZENER|C_POLARIZED|CP1)$", sym)
+        transistor = prefix(part.ref) == "Q" and len(part.pins) == 3
+        if not (polar or transistor) or not _movable(design, ops, part):
+            continue
+        pins = sorted(part.pins)
+        a, b = (pins[0], pins[1]) if polar else (pins[0], pins[2])
+        if part.pins[a] == part.pins[b]:
+            continue
+        bad = {**part.pins, a: part.pins[b], b: part.pins[a]}
+        others = [p for p in design.parts if p.ref != part.ref and symbol(p) == symbol(part)
+                  and _movable(design, ops, p) and p.pins.get(a) != p.pins.get(b)]
+        if not others:
+            continue
+        other = others[0]
+        what = ("diode" if "D" in sym and "CP" not in sym else
+                "electrolytic capacitor" if polar else "transistor")
+        n1, n2 = part.pins[a], part.pins[b]
+        symptom = {
+            "diode": f"Between {places.where(n1)} and {places.where(n2)} a diode conducts "
+                     "when it should block and blocks when it should conduct.",
+            "electrolytic capacitor": f"The electrolytic on {places.where(n1)} runs warm "
+                                      "and its rail droops: it sits reverse-biased.",
+            "transistor": f"The transistor stage on {places.where(part.pins[pins[1]])} "
+                          "never switches as designed: it leaks or stays off whatever its "
+                          "base is driven with.",
+        }[what]
+        out.append({
+            "kind": "swapped", "ref": part.ref,
+            "base": relabel(ops, part.ref, bad),
+            "fix": replace(ops, part.ref, part.pins),
+            "wrong_fix": replace(ops, other.ref, {**other.pins, a: other.pins[b],
+                                                  b: other.pins[a]}),
+            "fails": "nets",
+            "wrong_why": f"{other.ref} turned round instead of {part.ref}",
+            "symptom": symptom, "parts": design.parts,
+        })
+    return out
+
+
+def _lowest_free(design, ref: str) -> bool:
+    taken = {number(p.ref) for p in design.parts if prefix(p.ref) == prefix(ref)
+             and p.ref != ref}
+    return min(n for n in range(1, 10000) if n not in taken) == number(ref)
+
+
+def missing_faults(design, ops, places) -> list[dict]:
+    """A pull-up (a resistor from a chip's signal to a rail) or a bypass capacitor (a
+    rail to ground) never fitted."""
+    out = []
+    members = design.nets()
+    for part in design.parts:
+        if len(part.pins) != 2 or not labelled_on_pins(ops, part) or not TWO_PIN.match(
+                symbol(part)):
+            continue
+        n1, n2 = part.pins.get("1"), part.pins.get("2")
+        if None in (n1, n2) or min(len(members[n1]), len(members[n2])) < 3:
+            continue
+        if not _lowest_free(design, part.ref):
+            continue
+        kind = None
+        if prefix(part.ref) == "R" and (is_rail(n1) != is_rail(n2)) and not (
+                is_ground(n1) or is_ground(n2)):
+            signal = n2 if is_rail(n1) else n1
+            rail = n1 if is_rail(n1) else n2
+            if any(prefix(m.split(".")[0]) in ("U", "IC") for m in members[signal]):
+                kind = "pull-up"
+        elif prefix(part.ref) == "C" and ({is_rail(n1), is_rail(n2)} == {True, False}
+                                          and (is_ground(n1) or is_ground(n2))):
+            kind = "bypass"
+            rail = n1 if is_rail(n1) else n2
+            signal = rail
+        if kind is None:
+            continue
+        place = [op for op in part_ops(ops, part.ref) if op["op"] == "place_component"]
+        fix = [copy.deepcopy(op) for op in place] + [
+            {"op": "add_net_label", "name": part.pins[p], "at": f"{part.ref}.{p}"}
+            for p in sorted(part.pins)]
+        if kind == "pull-up":
+            grounds = [n for n in members if is_ground(n)]
+            if not grounds:
+                continue
+            wrong = [copy.deepcopy(op) for op in place] + [
+                {"op": "add_net_label", "name": signal if part.pins[p] == signal
+                 else grounds[0], "at": f"{part.ref}.{p}"} for p in sorted(part.pins)]
+            why = f"{part.ref} fitted to {grounds[0]} instead of {rail}: a pull-down"
+            symptom = (f"{places.where(signal)} floats: nothing holds it at `{rail}` "
+                       "when no one drives it, so it reads at random.")
+        else:
+            rails = [n for n in members if is_rail(n) and n != rail]
+            if not rails:
+                continue
+            wrong = [copy.deepcopy(op) for op in place] + [
+                {"op": "add_net_label", "name": rails[0] if part.pins[p] == rail
+                 else part.pins[p], "at": f"{part.ref}.{p}"} for p in sorted(part.pins)]
+            why = f"{part.ref} fitted on {rails[0]} instead of {rail}"
+            symptom = (f"Under load, `{rail}` shows fast spikes at the chips' supply pins "
+                       "and they misbehave at random: the rail is short of a part the "
+                       "design has.")
+        out.append({
+            "kind": kind, "ref": part.ref, "base": without(ops, part.ref), "fix": fix,
+            "wrong_fix": wrong, "fails": "nets", "wrong_why": why, "symptom": symptom,
+            "parts": design.parts,
+        })
+    return out
+
+
+def rail_faults(design, ops, places) -> list[dict]:
+    """A two-pin part's rail pin on another of the design's rails."""
+    out = []
+    members = design.nets()
+    rails = sorted(n for n in members if is_rail(n))
+    if len(rails) < 2:
+        return out
+    for part in design.parts:
+        if len(part.pins) != 2 or not _movable(design, ops, part):
+            continue
+        for pin, net in sorted(part.pins.items()):
+            if net not in rails or len(members[net]) < 3:
+                continue
+            other_rail = next(r for r in rails if r != net)
+            if other_rail in part.pins.values():
+                continue
+            peers = [p for p in design.parts if p.ref != part.ref and _movable(design, ops, p)
+                     and len(p.pins) == 2 and net in p.pins.values()
+                     and other_rail not in p.pins.values()]
+            if not peers:
+                continue
+            peer = peers[0]
+            ppin = next(k for k, v in peer.pins.items() if v == net)
+            keep = places.where(next(v for k, v in part.pins.items() if k != pin))
+            out.append({
+                "kind": "rail", "ref": part.ref,
+                "base": relabel(ops, part.ref, {pin: other_rail}),
+                "fix": replace(ops, part.ref, part.pins),
+                "wrong_fix": replace(ops, peer.ref, {**peer.pins, ppin: other_rail}),
+                "fails": "nets",
+                "wrong_why": f"{peer.ref} moved to {other_rail} instead of {part.ref} "
+                             f"back to {net}",
+                "symptom": (f"`{other_rail}` feeds something that belongs on `{net}`: the "
+                            f"circuit around {keep} "
+                            f"works only while `{net}` and `{other_rail}` happen to agree."),
+                "parts": design.parts,
+            })
+            break
+    return out
+
+
+FAULTS = {"value": value_faults, "wrong-net": wrong_net_faults, "swapped": swap_faults,
+          "missing": missing_faults, "rail": rail_faults}
+
+
+# ---- change requests -------------------------------------------------------------------------
+
+def _next(design, pre: str, n: int = 1) -> list[str]:
+    top = max((number(p.ref) for p in design.parts if prefix(p.ref) == pre), default=0)
+    start = (top // 100 + 1) * 100 + 1
+    return [f"{pre}{start + i}" for i in range(n)]
+
+
+def _bottom(ops: list[dict]) -> int:
+    return max(op["y_mil"] for op in ops if op["op"] == "place_component") + 2500
+
+
+def _lib(design, names: tuple[str, ...]) -> str | None:
+    have = {p.lib_id.split(":")[-1]: p.lib_id for p in design.parts}
+    for n in names:
+        if n in have:
+            return have[n]
+    return None
+
+
+def led_change(design, ops, places, libraries) -> list[dict]:
+    led, res = _lib(design, ("LED", "LED_Small")), _lib(design, ("R", "R_Small"))
+    members = design.nets()
+    grounds = [n for n in members if is_ground(n)]
+    rails = sorted((n for n in members if is_rail(n)), key=lambda n: -len(members[n]))
+    if not (led and res and grounds and rails):
+        return []
+    table = pin_table(led, libraries)
+    anode = next((p["number"] for p in table if p["name"].upper() in ("A", "ANODE")), None)
+    cathode = next((p["number"] for p in table if p["name"].upper() in ("K", "C",
+                                                                           "CATHODE")), None)
+    if not (anode and cathode):
+        return []
+    out = []
+    for rail in rails[:2]:
+        r, d = _next(design, "R")[0], _next(design, "D")[0]
+        net = "PWR_LED"
+        parts = [Part(r, res, "1k", {"1": rail, "2": net}),
+                 Part(d, led, "LED", {anode: net, cathode: grounds[0]}, stub=True)]
+        add = ops_for(parts, libraries, None, _bottom(ops))
+        wrong_parts = [Part(r, res, "1k", {"1": rail, "2": net}),
+                       Part(d, led, "LED", {cathode: net, anode: grounds[0]}, stub=True)]
+        out.append({
+            "kind": "power-led", "ref": d, "base": ops, "fix": add,
+            "wrong_fix": ops_for(wrong_parts, libraries, None, _bottom(ops)),
+            "fails": "nets", "wrong_why": f"{d} fitted the wrong way round: it never lights",
+            "ask": [f"Add a power-on indicator on `{rail}`: an LED lit from `{rail}` "
+                    f"through a 1k resistor, using the design's own symbols (`{res}` and "
+                    f"`{led}`).",
+                    f"Call the resistor {r} and the LED {d}. {r} goes from `{rail}` to a new "
+                    f"net `{net}`; {d}'s anode is on `{net}`, its cathode on "
+                    f"`{grounds[0]}`. Place them below the design."],
+            "parts": design.parts + parts,
+            "rules": [{"id": "led_current", "kind": "series", "part": led, "pin": anode,
+                       "to": rail, "via": "R", "range": ["330", "4.7k"],
+                       "why": "an indicator LED takes a few mA from the rail"},
+                      {"id": "led_cathode", "kind": "connected", "part": led,
+                       "pin": cathode, "to": grounds[0]}],
+        })
+    return out
+
+
+CONNECTOR = re.compile(r"^(DB9|DB25|DB\d+.*|CONN_.*|Conn_.*|USB.*)$", re.I)
+
+
+def series_change(design, ops, places, libraries) -> list[dict]:
+    """Series resistors on a connector's signal lines."""
+    res = _lib(design, ("R", "R_Small"))
+    if not res:
+        return []
+    members = design.nets()
+    out = []
+    for part in design.parts:
+        if not CONNECTOR.match(symbol(part)) or not labelled_on_pins(ops, part):
+            continue
+        lines = sorted((p for p, n in part.pins.items() if not is_ground(n) and not is_rail(n)
+                        and len(members[n]) >= 2), key=lambda p: (len(p), p))
+        if not 2 <= len(lines) <= 6:
+            continue
+        refs = _next(design, "R", len(lines))
+        new = {p: f"{part.ref}_{p}" for p in lines}
+        added = [Part(ref, res, "100", {"1": new[p], "2": part.pins[p]})
+                 for ref, p in zip(refs, lines, strict=True)]
+        edit = replace(ops, part.ref, new) + ops_for(added, libraries, None, _bottom(ops))
+        short = replace(ops, part.ref, {p: new[p] for p in lines[:-1]}) + ops_for(
+            added[:-1], libraries, None, _bottom(ops))
+        after = [q for q in design.parts if q.ref != part.ref] + [
+            Part(part.ref, part.lib_id, part.value, {**part.pins, **new})] + added
+        unique = sum(1 for q in design.parts if q.lib_id == part.lib_id) == 1
+        out.append({
+            "kind": "series", "ref": part.ref, "base": ops, "fix": edit,
+            "wrong_fix": short, "fails": "nets",
+            "wrong_why": f"pin {lines[-1]} of {part.ref} left without its resistor",
+            "ask": [f"Protect the signal lines of connector {part.ref} ({part.value}) with "
+                    "100 ohm series resistors, using the design's own resistor symbol "
+                    f"(`{res}`): every pin of {part.ref} that carries a signal (not a "
+                    "ground, not a supply rail) gets one, between the pin and the net it "
+                    "is on today.",
+                    f"Number them from {refs[0]} up in the order of {part.ref}'s pin "
+                    f"numbers. The net between pin N of {part.ref} and its resistor is "
+                    f"called `{part.ref}_N`; pin 1 of each resistor is on that net. Place "
+                    "the resistors below the design."],
+            "parts": after,
+            "rules": ([{"id": f"series_{p}", "kind": "series", "part": part.lib_id, "pin": p,
+                        "to": part.pins[p], "via": "R", "range": ["47", "470"]}
+                       for p in lines] if unique else []),
+        })
+    return out
+
+
+CHANGES = {"power-led": led_change, "series": series_change}
