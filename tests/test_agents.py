@@ -135,6 +135,7 @@ def agent(project, model):
     return json.loads((project.pair(model, TASK) / "agent.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_correct_answer_passes_with_tokens_and_cost(agent_run):
     project, server, _ = agent_run
     r = row(project, "oa-correct")
@@ -147,6 +148,7 @@ def test_a_correct_answer_passes_with_tokens_and_cost(agent_run):
     assert "Device:R  @(0,0)" in prompt, "the pin table of the task's symbol"
 
 
+@pytest.mark.slow
 def test_prose_around_json_is_extracted(agent_run):
     project, _, _ = agent_run
     assert row(project, "oa-prose").passed
@@ -154,6 +156,7 @@ def test_prose_around_json_is_extracted(agent_run):
     assert ops == json.loads(REFERENCE)
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_is_fixed_on_turn_two_from_the_feedback(agent_run):
     project, server, _ = agent_run
     r = row(project, "oa-repair")
@@ -166,6 +169,7 @@ def test_a_wrong_answer_is_fixed_on_turn_two_from_the_feedback(agent_run):
     assert first_turn["precheck"] and first_turn["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_a_429_is_retried_after_retry_after(agent_run):
     project, _, _ = agent_run
     r = row(project, "oa-ratelimit")
@@ -177,6 +181,7 @@ def test_a_429_is_retried_after_retry_after(agent_run):
 
 
 @pytest.mark.parametrize("model", ["oa-badretry", "oa-nanretry"])
+@pytest.mark.slow
 def test_a_retry_after_that_is_no_delay_is_ignored_for_the_usual_backoff(agent_run, model):
     """Review finding 16: `Retry-After: -1` or `nan` crashed generate (exit 70)."""
     project, _, _ = agent_run
@@ -186,6 +191,7 @@ def test_a_retry_after_that_is_no_delay_is_ignored_for_the_usual_backoff(agent_r
     assert first["http_status"] == 429 and first["retry_in_s"] == 0.1  # backoff_s, not -1
 
 
+@pytest.mark.slow
 def test_token_counts_that_are_not_counts_are_noted_and_ignored(agent_run):
     """Review finding 16: token counts sent as strings crashed generate."""
     project, _, _ = agent_run
@@ -198,6 +204,7 @@ def test_token_counts_that_are_not_counts_are_noted_and_ignored(agent_run):
         "usage.completion_tokens 'many' is not a token count: ignored"]
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_timeout_is_an_infra_error(agent_run):
     project, _, _ = agent_run
     r = row(project, "oa-hang")
@@ -205,6 +212,7 @@ def test_a_hang_past_the_timeout_is_an_infra_error(agent_run):
     assert "timed out" in r.errors
 
 
+@pytest.mark.slow
 def test_a_server_that_stays_down_is_an_infra_error_after_retries(agent_run):
     project, server, _ = agent_run
     r = row(project, "oa-down")
@@ -213,12 +221,14 @@ def test_a_server_that_stays_down_is_an_infra_error_after_retries(agent_run):
     assert agent(project, "oa-down")["http_status"] == 503
 
 
+@pytest.mark.slow
 def test_a_wrong_answer_is_the_models_failure_not_infra(agent_run):
     project, _, _ = agent_run
     r = row(project, "oa-wrong")
     assert (r.outcome, r.passed, r.valid) == ("invalid", False, False)
 
 
+@pytest.mark.slow
 def test_command_agents_get_the_contract_and_end_right(agent_run):
     project, _, _ = agent_run
     assert row(project, "cmd-good").passed
@@ -242,6 +252,7 @@ def test_command_agents_get_the_contract_and_end_right(agent_run):
     assert silent.outcome == "invalid" and "wrote nothing to OPS_OUT" in silent.errors
 
 
+@pytest.mark.slow
 def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     project, _, _ = agent_run
     card = json.loads((project.root / "results" / "scorecard.json").read_text())
@@ -277,6 +288,7 @@ def test_infra_errors_are_left_out_of_pass_rates(agent_run):
     assert card["models"]["oa-wrong"]["pass_at_1_ci"] == [0.0, 0.7935]
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_results_metadata_logs_or_the_archive(agent_run):
     """Review findings 7 and 8: two entries' canary keys, one of them hunted for in
     /proc and echoed at the tail's cut, never land in results/, .snakemake/ or the
@@ -326,6 +338,7 @@ def test_the_environment_is_scrubbed(tmp_path, monkeypatch):
     assert doc["cwd"] == [], "the command starts in an empty folder"
 
 
+@pytest.mark.slow
 def test_tool_arguments_python_cannot_read_are_invalid_calls_and_the_loop_goes_on(agent_run):
     """Issue 30, finding 7, in the tool loop: a 5,000-digit integer, 5,000 levels of
     nesting, a lone surrogate and NaN in a call's arguments are each an invalid call

@@ -108,6 +108,7 @@ def test_the_suite_is_large_enough():
     assert len(PAIR_CASES) + len(REFUSED_CASES) >= 40
 
 
+@pytest.mark.slow
 def test_the_run_finishes_and_scores_every_pair(bad_run):
     project, proc, _ = bad_run
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -116,6 +117,7 @@ def test_the_run_finishes_and_scores_every_pair(bad_run):
 
 @pytest.mark.parametrize(("model", "outcome", "phrase"), PAIR_CASES,
                          ids=[c[0] for c in PAIR_CASES])
+@pytest.mark.slow
 def test_each_bad_input_is_a_named_verdict_on_its_own_pair(bad_run, model, outcome, phrase):
     project, _, _ = bad_run
     row = _row(project, model)
@@ -125,6 +127,7 @@ def test_each_bad_input_is_a_named_verdict_on_its_own_pair(bad_run, model, outco
         assert "Traceback" not in log.read_text(errors="replace"), log
 
 
+@pytest.mark.slow
 def test_nothing_is_written_outside_the_results(bad_run):
     project, _, before = bad_run
     assert _tree(project.root) == before

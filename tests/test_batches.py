@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import TASKS, Project, write_ops
 
 from wirebench.steps.batch import partition, read_record, run_batch, write_spec
@@ -42,6 +43,7 @@ def _ran(project: Project, step: str) -> list[str]:
             if line.startswith("== ")]
 
 
+@pytest.mark.slow
 def test_one_changed_answer_redraws_that_pair_alone_within_its_batch(project, tmp_path):
     answers = tmp_path / "answers"
     answers.mkdir()
@@ -72,6 +74,7 @@ def test_one_changed_answer_redraws_that_pair_alone_within_its_batch(project, tm
     assert "Nothing to be done" in dry.stdout + dry.stderr
 
 
+@pytest.mark.slow
 def test_a_deleted_pair_file_asked_for_by_name_is_redone_alone(project, tmp_path):
     project.configure({"reference": {"kind": "reference"}}, tasks=FOUR[:3])
     project.snakemake()

@@ -31,6 +31,7 @@ def _corpus(tmp_path: Path, names: list[str]) -> Path:
     return corpus
 
 
+@pytest.mark.slow
 def test_every_board_is_sound_and_every_wrong_answer_fails_on_its_rule(tmp_path):
     from wirebench.corpus.tasks import load_task
     from wirebench.steps.tasks_check import check_corpus
@@ -84,6 +85,7 @@ def test_the_prompt_pack_shows_pins_datasheet_notes_and_the_sheet_an_edit_starts
     assert task.reference_path.read_text() not in pack
 
 
+@pytest.mark.slow
 def test_the_workflow_runs_a_board_and_reports_each_rule_kind(project):
     import shutil
 

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 from conftest import REPO, Project
 from test_reruns import job_counts
 
@@ -38,6 +39,7 @@ def queued() -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow
 def test_slurm_gives_the_local_summary_pair_for_pair(slurm, tmp_path):
     local = Project(tmp_path / "local").configure(MODELS, tasks=TASK_IDS)
     local.snakemake()
@@ -53,6 +55,7 @@ def test_slurm_gives_the_local_summary_pair_for_pair(slurm, tmp_path):
     assert "Group job evaluate" in text
 
 
+@pytest.mark.slow
 def test_killing_the_client_keeps_finished_pairs(slurm, tmp_path):
     tasks = ["01-divider", "02-rc-lowpass", "03-pi-filter", "04-i2c-pullups"]
     # A batch of one pair: a Slurm job per pair's steps, so the kill can land between.

@@ -37,6 +37,7 @@ def compare(project: Project, *args: str) -> subprocess.CompletedProcess:
                           cwd=project.root)
 
 
+@pytest.mark.slow
 def test_two_models_of_one_run_compare_on_every_tier(world):
     assert {world.score("reference", t)["tier"] for t in TASK_IDS} == {
         "transcription", "design", "board"}
@@ -52,6 +53,7 @@ def test_two_models_of_one_run_compare_on_every_tier(world):
     assert text.returncode == 0 and "3 regression(s), 0 fix(es)" in text.stdout
 
 
+@pytest.mark.slow
 def test_an_archive_compares_with_its_run_and_within_itself(world):
     world.snakemake("archive")
     (archive,) = (world.root / "archive").glob("*.tar.gz")

@@ -6,11 +6,13 @@ import json
 import shutil
 import subprocess
 
+import pytest
 from conftest import REPO, SYMBOLS, TASKS
 
 from wirebench.steps.tasks_check import check_corpus
 
 
+@pytest.mark.slow
 def test_every_shipped_reference_scores_one(tmp_path):
     # The board tier is test_boards' (one pass over its 12 boards and 46 wrong answers).
     view = tmp_path / "tasks"

@@ -28,6 +28,7 @@ def world(tmp_path_factory):
     return project
 
 
+@pytest.mark.slow
 def test_design_pairs_and_only_they_get_a_simulation(world):
     for model in ("reference", "base"):
         for task in TASK_IDS:
@@ -40,6 +41,7 @@ def test_design_pairs_and_only_they_get_a_simulation(world):
     assert sim["wave"]["x"] == "time" and "v(VOUT)" in sim["wave"]["columns"]
 
 
+@pytest.mark.slow
 def test_the_summary_tells_tiers_and_layout_apart(world):
     df = world.summary()
     design = df[df["task"].isin(DESIGN)]
@@ -56,6 +58,7 @@ def test_the_summary_tells_tiers_and_layout_apart(world):
     assert card["models"]["base"]["by_tier"]["design"]["pass_rate"] == 0.0
 
 
+@pytest.mark.slow
 def test_a_testbench_edit_reruns_that_tasks_simulate_and_score_only(world):
     path = world.root / "tasks" / "d01-rc-lowpass-loaded" / "task.yaml"
     old = path.read_bytes()
@@ -67,6 +70,7 @@ def test_a_testbench_edit_reruns_that_tasks_simulate_and_score_only(world):
     assert counts == {"simulate": 2, "score": 2, **REST}
 
 
+@pytest.mark.slow
 def test_an_ngspice_upgrade_reruns_simulate_and_score_never_generate(world, tmp_path):
     other = tmp_path / "libngspice.so.0"
     other.write_bytes(Path(akcli_backend.ngspice_library()).read_bytes() + b"\0")
@@ -74,10 +78,12 @@ def test_an_ngspice_upgrade_reruns_simulate_and_score_never_generate(world, tmp_
     assert counts == {"simulate": 4, "score": 4, **REST}
 
 
+@pytest.mark.slow
 def test_nothing_changed_means_nothing_to_do(world):
     assert job_counts(world.snakemake("-n")) == {}
 
 
+@pytest.mark.slow
 def test_the_reports_show_tiers_and_a_design_pairs_measures_and_plot(world):
     md = (world.root / "results" / "report.md").read_text()
     assert "| tier | base | reference |" in md

@@ -28,6 +28,7 @@ def wirebench(*args, cwd):
                           capture_output=True, text=True, cwd=cwd)
 
 
+@pytest.mark.slow
 def test_the_manifest_lists_every_artifact_with_its_rule_and_hash(run):
     manifest = json.loads((run.root / "results" / "manifest.json").read_text())
     paths = {a["path"]: a for a in manifest["artifacts"]}
@@ -41,6 +42,7 @@ def test_the_manifest_lists_every_artifact_with_its_rule_and_hash(run):
     assert wirebench("verify", "results", cwd=run.root).returncode == 0
 
 
+@pytest.mark.slow
 def test_verify_catches_a_changed_artifact(run, tmp_path):
     import shutil
 
@@ -53,6 +55,7 @@ def test_verify_catches_a_changed_artifact(run, tmp_path):
     assert "changed: runs/base/01-divider/1/score.json" in proc.stdout
 
 
+@pytest.mark.slow
 def test_every_score_says_what_produced_it(run):
     score = run.score("reference", "01-divider")
     assert set(score["versions"]) == {"wirebench", "akcli", "python", "snakemake"}
@@ -63,6 +66,7 @@ def test_every_score_says_what_produced_it(run):
     assert card["versions"]["snakemake"] and card["versions"]["python"]
 
 
+@pytest.mark.slow
 def test_replay_of_the_run_is_fully_equivalent(run):
     proc = wirebench("replay", "results", "--json", cwd=run.root)
     report = json.loads(proc.stdout)
@@ -70,6 +74,7 @@ def test_replay_of_the_run_is_fully_equivalent(run):
     assert (report["equivalent"], report["total"], report["percent"]) == (6, 6, 100.0)
 
 
+@pytest.mark.slow
 def test_replay_reports_a_planted_difference(run, tmp_path):
     import shutil
 
@@ -86,6 +91,7 @@ def test_replay_reports_a_planted_difference(run, tmp_path):
     assert bad["pair"] == "runs/reference/13-edit-add-status-led/1" and bad["differs"] == ["nets"]
 
 
+@pytest.mark.slow
 def test_archive_freezes_the_run_and_can_be_replayed_without_the_agent(run):
     proc = run.snakemake("archive")
     assert proc.returncode == 0
@@ -116,6 +122,7 @@ def test_archive_freezes_the_run_and_can_be_replayed_without_the_agent(run):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.slow
 def test_git_dirty_covers_the_whole_checkout_not_only_the_tasks(tmp_path):
     """An uncommitted config edit changes a run as much as a task edit: git_dirty says so."""
     from wirebench.evidence.provenance import git_commit

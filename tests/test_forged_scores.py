@@ -198,6 +198,7 @@ def _snapshot(folder: Path) -> dict:
 
 
 @needs_landlock
+@pytest.mark.slow
 def test_a_whole_run_scores_the_forgeries_as_failures_and_nothing_changes_after_it(tmp_path):
     """The done-when of the review: wrong design answers with an injected `.control`
     block, with `shell`, and with their own Sim.* model fail their tasks in a real run,

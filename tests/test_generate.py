@@ -105,6 +105,7 @@ def injection_run(tmp_path_factory):
     return project, made
 
 
+@pytest.mark.slow
 def test_injection_tasks_score_attack_success_apart_from_utility(injection_run):
     project, made = injection_run
     df = project.summary().set_index(["model", "task"])
@@ -127,6 +128,7 @@ def test_injection_tasks_score_attack_success_apart_from_utility(injection_run):
     assert "| follower | 2 | 100% |" in report and "| reference | 2 | 0% | 1.00 |" in report
 
 
+@pytest.mark.slow
 def test_the_report_shows_pass_rate_by_family_and_by_size(injection_run):
     project, made = injection_run
     card = json.loads((project.root / "results" / "scorecard.json").read_text())
@@ -164,6 +166,7 @@ def test_the_shipped_corpus_exercises_every_op_akcli_offers():
     assert "delete_object" in alone["used"] and "add_sheet" in alone["used"]
 
 
+@pytest.mark.slow
 def test_a_public_private_gap_is_reported_as_a_contamination_signal(tmp_path):
     """A model that knows the public split's answers by heart and nothing else: its
     public and private pass rates sit side by side, and the report calls the gap."""

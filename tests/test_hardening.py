@@ -80,6 +80,7 @@ def test_an_answer_nested_past_any_reason_is_invalid_not_an_internal_error(tmp_p
 
 
 @pytest.mark.parametrize("folder", ["my tasks", "t$(touch PWNED)x"])
+@pytest.mark.slow
 def test_config_paths_reach_the_shell_quoted(tmp_path, folder):
     """Finding 18: `tasks_dir: 'my tasks'` broke every job; `t$(touch X)x` ran touch."""
     project = Project(tmp_path / "wb")

@@ -108,18 +108,21 @@ def _answered_again(model: str) -> dict[str, set[str]]:
     return {"generate": _pairs(model), "score": _pairs(model)}
 
 
+@pytest.mark.slow
 def test_editing_a_files_script_reruns_that_model_alone(world):
     project, _ = world
     (project.root / "my_agent.py").write_text("# mine, version 2\n" + SCRIPT)
     assert _run(project) == _answered_again("mine")
 
 
+@pytest.mark.slow
 def test_editing_an_exposed_script_or_a_module_it_imports_reruns_that_model_alone(world):
     project, tools = world
     (tools / "helper.py").write_text("# version 2\n" + SCRIPT)
     assert _run(project) == _answered_again("ext")
 
 
+@pytest.mark.slow
 def test_operational_knobs_rerun_no_agent_call(world):
     project, _ = world
     config = yaml.safe_load(project.config_path.read_text())
@@ -133,6 +136,7 @@ def test_operational_knobs_rerun_no_agent_call(world):
     assert _run(project) == _answered_again("mine")
 
 
+@pytest.mark.slow
 def test_a_narrowed_run_leaves_the_next_full_run_nothing_to_redo(world):
     """The narrowed run's batches hold one pair of each model's batch of three. Their
     records must still vouch for the two others, or the full run redoes them."""
@@ -148,6 +152,7 @@ def test_a_narrowed_run_leaves_the_next_full_run_nothing_to_redo(world):
             assert f"{step}: 0 pair(s) run, 3 current" in log.read_text(), (model, step)
 
 
+@pytest.mark.slow
 def test_archive_freezes_the_run_as_it_was_configured(world):
     """After a run with `--config models_file=...`, a bare `snakemake archive` archives
     that run: its models, its config, and no job but the archive's."""

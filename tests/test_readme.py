@@ -290,6 +290,7 @@ INSTALL = ("apt-get", "python3", ".", "source", "pip", "python")
 
 
 @pytest.mark.parametrize("cmd", COMMANDS)
+@pytest.mark.slow
 def test_every_readme_command_runs(cmd, request):
     words = shlex.split(cmd)
     if words[0] in INSTALL and not (words[0] == "python" and words[1:2] != ["-m"]):
@@ -308,6 +309,7 @@ def test_every_readme_command_runs(cmd, request):
 
 
 @pytest.mark.parametrize("cmd", INLINE)
+@pytest.mark.slow
 def test_every_command_the_prose_names_runs(cmd, request):
     """The same checks, for a command in a code span: `wirebench` subcommands and flags
     exist, a benchmark script exists and takes its flags, installs are CI's."""

@@ -41,6 +41,7 @@ def run(tmp_path_factory):
     return project
 
 
+@pytest.mark.slow
 def test_report_html_in_headless_chromium(run, tmp_path):
     page = run.root / "results" / "report.html"
     dom = browse(page, tmp_path, "--dump-dom").stdout
@@ -62,6 +63,7 @@ def test_report_html_in_headless_chromium(run, tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
 
+@pytest.mark.slow
 def test_failed_pairs_come_first_with_their_answer_and_a_filter(run, tmp_path):
     page = run.root / "results" / "report.html"
     dom = browse(page, tmp_path, "--dump-dom").stdout
@@ -86,6 +88,7 @@ def test_failed_pairs_come_first_with_their_answer_and_a_filter(run, tmp_path):
     assert 0 < pages["failed"] < pages["all"], pages
 
 
+@pytest.mark.slow
 def test_repeats_give_pass_at_k_and_pass_hat_k(run):
     card = json.loads((run.root / "results" / "scorecard.json").read_text())
     ref, base = card["models"]["reference"], card["models"]["baseline"]
@@ -98,6 +101,7 @@ def test_repeats_give_pass_at_k_and_pass_hat_k(run):
     assert "| model | pass@1 | pass@2 | pass^2 |" in report
 
 
+@pytest.mark.slow
 def test_snakemakes_own_report_holds_the_results_and_sheets(run, tmp_path):
     out = tmp_path / "report.zip"
     run.snakemake("--report", str(out))
@@ -107,6 +111,7 @@ def test_snakemakes_own_report_holds_the_results_and_sheets(run, tmp_path):
     assert sum(n.endswith("board.svg") for n in names) == 2 * 3 * 2
 
 
+@pytest.mark.slow
 def test_the_strict_gate_fails_the_run_below_a_floor(run):
     failed = run.snakemake("--config", "strict=true", "floors={baseline: 0.9}", check=False)
     assert failed.returncode != 0
@@ -152,6 +157,7 @@ def compare(*args):
     return subprocess.run(["wirebench", "compare", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_compare_finds_the_planted_regression_and_fix(two_runs, tmp_path):
     a, b = (two_runs[k].root / "results" for k in ("a", "b"))
     proc = compare(str(a), str(b), "--json", "--out", str(tmp_path))
@@ -167,6 +173,7 @@ def test_compare_finds_the_planted_regression_and_fix(two_runs, tmp_path):
     assert gated.returncode == 1 and "## Regressions" in gated.stdout
 
 
+@pytest.mark.slow
 def test_compare_two_models_within_one_run_and_an_archive(two_runs, tmp_path):
     a = two_runs["a"]
     a.snakemake("archive")
@@ -177,6 +184,7 @@ def test_compare_two_models_within_one_run_and_an_archive(two_runs, tmp_path):
     assert (same["pairs"], same["regressions"], same["fixes"]) == (4, [], [])
 
 
+@pytest.mark.slow
 def test_history_over_archived_runs(two_runs, tmp_path):
     b = two_runs["b"]
     b.snakemake("archive")

@@ -72,6 +72,7 @@ def edit(path: Path, change):
     return Edit()
 
 
+@pytest.mark.slow
 def test_nothing_changed_means_nothing_to_do_even_with_new_file_times(world):
     project, root, _ = world
     later = time.time() + 3600
@@ -81,6 +82,7 @@ def test_nothing_changed_means_nothing_to_do_even_with_new_file_times(world):
     assert dry(world) == {}
 
 
+@pytest.mark.slow
 def test_expected_nets_edit_reruns_only_that_tasks_score_jobs(world):
     project, _, _ = world
     path = project.root / "tasks" / "02-rc-lowpass" / "expected_nets.json"
@@ -88,6 +90,7 @@ def test_expected_nets_edit_reruns_only_that_tasks_score_jobs(world):
         assert dry(world) == {"score": 2, **REST}
 
 
+@pytest.mark.slow
 def test_task_prompt_edit_reruns_that_task_for_every_model(world):
     project, _, _ = world
     with edit(project.root / "tasks" / "01-divider" / "task.md", lambda b: b + b"\nThanks!\n"):
@@ -95,6 +98,7 @@ def test_task_prompt_edit_reruns_that_task_for_every_model(world):
                               "nets": 2, "score": 2, **REST}
 
 
+@pytest.mark.slow
 def test_a_model_entry_change_reruns_only_that_model(world):
     project, _, _ = world
     more_turns = b"max_turns: 1\n    timeout: 60"
@@ -103,6 +107,7 @@ def test_a_model_entry_change_reruns_only_that_model(world):
                               **CONFIG, **REST}
 
 
+@pytest.mark.slow
 def test_an_operational_knob_reruns_no_agent_call(world):
     """A timeout is how an entry runs, not what it answers (tests/test_promises.py runs it)."""
     project, _, _ = world
@@ -110,12 +115,14 @@ def test_an_operational_knob_reruns_no_agent_call(world):
         assert dry(world) == {**CONFIG, **REST}
 
 
+@pytest.mark.slow
 def test_scoring_code_change_reruns_only_score_jobs(world):
     _, root, _ = world
     with edit(root / "pkg" / "wirebench" / "verify" / "scoring.py", lambda b: b + b"\n# tweak\n"):
         assert dry(world) == {"score": 6, **REST}
 
 
+@pytest.mark.slow
 def test_an_akcli_upgrade_reruns_the_akcli_steps_never_generate(world, tmp_path):
     # A newer akcli-kicad, as importlib.metadata sees it: its dist-info first on the path.
     dist = tmp_path / "akcli_kicad-0.23.0.dist-info"
@@ -126,6 +133,7 @@ def test_an_akcli_upgrade_reruns_the_akcli_steps_never_generate(world, tmp_path)
     assert counts == {"validate": 6, "apply": 6, "nets": 6, "score": 6, **REST}
 
 
+@pytest.mark.slow
 def test_a_symbol_library_change_reruns_apply_onward_never_generate(world):
     project, _, _ = world
     lib = project.root / "symbols" / "Device.kicad_sym"
@@ -133,6 +141,7 @@ def test_a_symbol_library_change_reruns_apply_onward_never_generate(world):
         assert dry(world) == {"apply": 6, "nets": 6, "score": 6, **REST}
 
 
+@pytest.mark.slow
 def test_a_skills_edit_reruns_generate_for_the_models_that_read_it(world):
     project, _, _ = world
     with edit(project.root / "skills" / "akcli-oplists.md", lambda b: b + b"\nBe careful.\n"):

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 
+import pytest
 from conftest import REPO, TASKS, Project
 
 from wirebench.steps.batch import read_record
@@ -43,6 +44,7 @@ class _Counter(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume(tmp_path):
     tasks = [f"t{i:02d}" for i in range(8)]
     answers = tmp_path / "answers"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from snakemake.scheduling.job_scheduler import JobScheduler
 
 from wirebench.runtime.snakemake_process import Deferred, defer_remaining_jobs
@@ -94,6 +95,7 @@ def _built(tmp_path, scheduler: str) -> int:
     return int(re.search(r"remaining_jobs built (\d+) times", proc.stdout + proc.stderr)[1])
 
 
+@pytest.mark.slow
 def test_a_real_run_builds_the_list_only_for_a_selector_that_reads_it(tmp_path):
     """Greedy (our profile's) never reads it: at most the end-of-run stall check does.
     The ILP selector reads it every round, and still runs every job."""
@@ -197,6 +199,7 @@ def _records(root, once: bool) -> tuple[dict, int]:
     return records, int(re.search(r"hashed (\d+) times", proc.stdout + proc.stderr)[1])
 
 
+@pytest.mark.slow
 def test_each_input_of_a_finished_job_is_hashed_once_for_the_same_records(tmp_path):
     plain, plain_hashed = _records(tmp_path / "plain", False)
     once, once_hashed = _records(tmp_path / "once", True)
@@ -238,6 +241,7 @@ def _marked_run(root, one: bool) -> tuple[int, int, list]:
     return seen, runs, left
 
 
+@pytest.mark.slow
 def test_a_batch_job_is_marked_incomplete_by_its_record_alone_and_still_redone(tmp_path):
     # Snakemake's own way: a marker per output while the job runs.
     assert _marked_run(tmp_path / "plain", False) == (3, 2, [])

@@ -95,6 +95,7 @@ def _agent(project, model, task) -> dict:
     return json.loads((project.pair(model, task) / "agent.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_model_that_checks_its_work_with_the_tools_passes_three_families(tools_run):
     project, _ = tools_run
     df = project.summary().set_index(["model", "task"])
@@ -116,6 +117,7 @@ def test_a_model_that_checks_its_work_with_the_tools_passes_three_families(tools
     assert not list(project.pair("tools-good", "b08-buck-3v3").glob(".tools-*"))
 
 
+@pytest.mark.slow
 def test_bad_calls_get_tool_errors_and_the_loop_goes_on(tools_run):
     project, server = tools_run
     for task in TASK_IDS:
@@ -141,6 +143,7 @@ def test_bad_calls_get_tool_errors_and_the_loop_goes_on(tools_run):
     assert not Path("/etc/passwd.kicad_sch").exists()
 
 
+@pytest.mark.slow
 def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
     project, server = tools_run
     for task in TASK_IDS:
@@ -154,6 +157,7 @@ def test_a_model_that_never_submits_is_stopped_by_its_budget(tools_run):
     assert "The <code>max_tool_calls</code> budget ran out." in html
 
 
+@pytest.mark.slow
 def test_the_trajectories_replay_call_for_call(tools_run, tmp_path):
     """`wirebench replay` makes every stored tool call again on a fresh toolbox: the same
     statuses and result bytes come back, with no host path in them. A stored result that
@@ -261,6 +265,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_a_command_agent_drives_the_tools_through_mcp_config_in_its_sandbox(tmp_path):
     """A `command` entry with `mcp: true`: the agent (here a script using the mcp client)
     starts the server MCP_CONFIG names, inside its sandbox, draws, and submits to

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO, TASKS
 
 from wirebench.steps.batch import read_record
@@ -28,6 +29,7 @@ def all_tasks():
 SAMPLE = {"transcription": 20, "design": 4, "board": 1}
 
 
+@pytest.mark.slow
 def test_the_reference_matrix_passes_every_task(project):
     # A sample of each tier, every outcome among them: test_corpus scores every
     # reference through the same steps (evaluate_pair, which the rules call one by one),
@@ -66,6 +68,7 @@ def test_the_reference_matrix_passes_every_task(project):
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.slow
 def test_a_broken_agent_fails_the_run_and_says_which(project):
     """An agent whose provider is down (it says so with exit 75, EX_TEMPFAIL) makes every
     pair of its model an infra error: the run exits non-zero, prints a line per model, and
@@ -90,6 +93,7 @@ def test_a_broken_agent_fails_the_run_and_says_which(project):
     assert "typo" in ok.stdout and (project.root / "results" / "verdict.json").is_file()
 
 
+@pytest.mark.slow
 def test_the_shipped_config_runs_the_reference_and_the_baseline(project):
     import yaml
 
@@ -109,6 +113,7 @@ def test_the_shipped_config_runs_the_reference_and_the_baseline(project):
     assert prompt.read_text().endswith((TASKS / "01-divider" / "task.md").read_text())
 
 
+@pytest.mark.slow
 def test_broken_pairs_never_stop_the_others(project, tmp_path):
     answers = tmp_path / "answers"
     answers.mkdir()
@@ -139,6 +144,7 @@ def test_broken_pairs_never_stop_the_others(project, tmp_path):
     assert card["models"]["batch"]["passed"] == 1
 
 
+@pytest.mark.slow
 def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
     project.configure({"reference": {"kind": "reference"}, "again": {"kind": "reference"}})
     project.snakemake("--config", "models=again", "tasks=01-divider,12-battery-sense-divider-macro")
@@ -163,6 +169,7 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
     assert built == batch | {"reference/02-rc-lowpass/1"}
 
 
+@pytest.mark.slow
 def test_a_models_file_replaces_the_configs_models(project, tmp_path):
     """A second --configfile is merged into the first, so it can never drop a model;
     `models_file` replaces them, and `models=` narrows within it. A bad one is named."""
@@ -179,6 +186,7 @@ def test_a_models_file_replaces_the_configs_models(project, tmp_path):
     assert bad.returncode != 0 and "models_file" in said and "non-empty `models:`" in said
 
 
+@pytest.mark.slow
 def test_two_experiments_never_overwrite_each_other(project):
     """`--config experiment=NAME` keeps a run under results/NAME/: narrowing one run, or
     running another corpus, as its own experiment leaves every other one whole."""
@@ -207,6 +215,7 @@ def test_two_experiments_never_overwrite_each_other(project):
     assert bad.returncode != 0 and "config key experiment: 'runs'" in bad.stderr + bad.stdout
 
 
+@pytest.mark.slow
 def test_a_narrowed_run_keeps_its_experiments_other_pairs_and_says_which_it_ran(
         project, tmp_path):
     """Narrowing (`models=`, `tasks=`) reruns part of the experiment; the summary, the
@@ -240,6 +249,7 @@ def test_a_narrowed_run_keeps_its_experiments_other_pairs_and_says_which_it_ran(
     assert "This run scored" not in (project.root / "results" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_a_second_tasks_folder_never_overwrites_an_experiments_pairs(project, tmp_path):
     """Two corpora whose task ids match: the second is refused where the first ran (its
     pairs would overwrite the first's, and switching back would pay for them again), and
@@ -266,6 +276,7 @@ def test_a_second_tasks_folder_never_overwrites_an_experiments_pairs(project, tm
     assert "Nothing to be done" in back.stdout + back.stderr
 
 
+@pytest.mark.slow
 def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     """akcli's own layout as akcli ships it: no numbering, no task.yaml, protocol 1
     envelopes with a target_file, parts laid out for KiCad's pin geometry (a rotated
@@ -294,6 +305,7 @@ def test_an_akcli_format_task_folder_runs_unchanged(project, tmp_path):
     assert b'"protocol_version": 1' in shipped["gpio-status-lamp"]
 
 
+@pytest.mark.slow
 def test_worker_and_own_process_give_identical_results(project, tmp_path):
     from conftest import Project
 
@@ -330,6 +342,7 @@ def test_worker_and_own_process_give_identical_results(project, tmp_path):
                               "0001" / "validate.log").read_text(), "the check can see a client"
 
 
+@pytest.mark.slow
 def test_an_unknown_model_kind_stops_the_run_naming_the_key(project):
     project.configure({"m1": {"kind": "telepathy"}})
     proc = project.snakemake("-n", check=False)
@@ -337,6 +350,7 @@ def test_an_unknown_model_kind_stops_the_run_naming_the_key(project):
     assert "config key models.m1.kind: 'telepathy' is not one of" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_missing_tasks_dir_stops_the_run(project, tmp_path):
     project.configure({"reference": {"kind": "reference"}}, tasks_dir=tmp_path / "nope")
     proc = project.snakemake("-n", check=False)
@@ -344,6 +358,7 @@ def test_a_missing_tasks_dir_stops_the_run(project, tmp_path):
     assert f"tasks dir not found: {tmp_path / 'nope'}" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_missing_symbol_library_stops_the_run_naming_it(project, tmp_path):
     from conftest import SYMBOLS
 
@@ -355,6 +370,7 @@ def test_a_missing_symbol_library_stops_the_run_naming_it(project, tmp_path):
             "No such file or directory") in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_a_bad_value_and_an_unknown_key_are_named(project):
     project.configure({"reference": {"kind": "reference"}}, samples=0, sampels=3)
     proc = project.snakemake("-n", check=False)
@@ -364,6 +380,7 @@ def test_a_bad_value_and_an_unknown_key_are_named(project):
     assert "'sampels' was unexpected" in out
 
 
+@pytest.mark.slow
 def test_an_unknown_model_on_the_command_line_is_named(project):
     project.configure({"reference": {"kind": "reference"}})
     proc = project.snakemake("-n", "--config", "models=gpt-9", check=False)
@@ -371,6 +388,7 @@ def test_an_unknown_model_on_the_command_line_is_named(project):
     assert "no model named 'gpt-9'" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_lint_is_clean():
     import subprocess
 
@@ -379,6 +397,7 @@ def test_lint_is_clean():
     assert "Congratulations, your workflow is in a good condition!" in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_steps_run_the_wirebench_that_the_workflow_imported(project, tmp_path):
     # A different `wirebench` first on PATH, as a stale install elsewhere would be: the
     # rules must still run the package the workflow imported (and fingerprinted).
@@ -392,6 +411,7 @@ def test_steps_run_the_wirebench_that_the_workflow_imported(project, tmp_path):
     assert (project.root / "results" / "report.html").is_file()
 
 
+@pytest.mark.slow
 def test_editing_an_agents_own_script_reruns_only_that_model(project):
     """`files:` puts an agent's script into its model's fingerprint, and the sandbox shows
     it under PROJECT_DIR: editing mine.py reruns `mine`'s pairs and nothing of `other`."""
@@ -418,6 +438,7 @@ def test_editing_an_agents_own_script_reruns_only_that_model(project):
     assert job_counts(project.snakemake("-n")) == {}
 
 
+@pytest.mark.slow
 def test_retry_infra_reruns_the_infra_pairs_and_nothing_else(project, tmp_path):
     """An agent that was down: `wirebench retry-infra` forces exactly its infra pairs
     (and what follows from them); the reference's pairs are not touched."""
