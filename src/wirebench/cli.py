@@ -84,6 +84,17 @@ def _cmd_score(args) -> int:
 def _cmd_tasks_generate(args) -> int:
     from wirebench.taskgen.generator import generate, seed_hash
 
+    if args.family == "real":  # inside the installed kicad-demos (taskgen/real)
+        from wirebench.taskgen import real
+
+        made = real.generate(args.seed, args.demos, args.out, count=args.count,
+                             split=args.split)
+        print(f"wrote {len(made)} real task(s) from {args.demos} to {args.out} "
+              f"(seed sha256 {seed_hash(args.seed)[:12]}...); they derive from GPL "
+              "designs: never commit them")
+        return 0
+    if args.count is None:
+        raise SystemExit("wirebench tasks generate: --count is required")
     made = generate(args.family, args.seed, args.count, args.out, start=args.start,
                     split=args.split)
     print(f"wrote {len(made)} {args.family} task(s) to {args.out} "
@@ -350,7 +361,10 @@ def _parser():
     gen = tsub.add_parser("generate", help="seeded tasks of one family, with their oracles")
     gen.add_argument("family")
     gen.add_argument("--seed", required=True, help="any string; a private split keeps it secret")
-    gen.add_argument("--count", type=int, required=True)
+    gen.add_argument("--count", type=int,
+                     help="how many tasks (required, except for `real`: all it finds)")
+    gen.add_argument("--demos", type=Path, default=Path("/usr/share/kicad/demos"),
+                     help="`real` only: KiCad's demos folder (Debian's kicad-demos)")
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--start", type=int, default=0, help="the first task's index")
     gen.add_argument("--split", default="private",

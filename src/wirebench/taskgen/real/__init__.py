@@ -33,7 +33,7 @@ LIBRARY = "symbols.kicad_sym"
 # so they are drawn without them (task.yaml strict_nets: false).
 REWIRES = {"wrong-net", "swapped", "rail", "series"}
 # How many tasks of each kind one demo gives, at most.
-PER_DEMO = {"value": 2, "wrong-net": 2, "swapped": 1, "missing": 2, "rail": 1,
+PER_DEMO = {"value": 3, "wrong-net": 3, "swapped": 2, "missing": 2, "rail": 2,
             "power-led": 1, "series": 1}
 
 

@@ -279,7 +279,8 @@ def swap_faults(design, ops, places) -> list[dict]:
             continue
         bad = {**part.pins, a: part.pins[b], b: part.pins[a]}
         others = [p for p in design.parts if p.ref != part.ref and symbol(p) == symbol(part)
-                  and _movable(design, ops, p) and p.pins.get(a) != p.pins.get(b)]
+                  and _movable(design, ops, p) and a in p.pins and b in p.pins
+                  and p.pins[a] != p.pins[b]]
         if not others:
             continue
         other = others[0]
