@@ -353,3 +353,40 @@ def test_the_findings_wirebench_waives_are_real_and_waived_only_where_listed(tmp
     for w in WAIVERS:
         assert f"`{w['code']}` on `{w['lib_id']}` pin `{w['pin']}`" in upstream, w
     assert "`akcli_waivers` list" in GUIDE
+
+
+def test_connecting_a_no_connect_pin_needs_its_marker_deleted_at_the_pins_point(tmp_path):
+    """On an existing sheet, a label on a pin marked no-connect leaves the marker and ERC
+    warns NC_PIN_CONNECTED; the guide's delete_object match at the pin's point clears it
+    (under --strict-nets, as an edit is applied); a point off the pin deletes nothing
+    and says nothing."""
+    flags = [a for s in SYMBOLS for a in ("--symbols", s)]
+    pin = {p["number"]: [p["x_mil"], p["y_mil"]] for p in json.loads(akcli(
+        "pins", "Device:R", "--at", "1000", "1000", "--json", *flags).stdout)["pins"]}["2"]
+    base = [place("Device:R", "R1", 1000, 1000, value="1k"), label("A", "R1.1"),
+            {"op": "add_no_connect", "pin": "R1.2"}]
+    edit = [place("Device:R", "R2", 2000, 1000, value="1k"), label("B", "R2.1"),
+            label("A", "R2.2"), label("B", "R1.2")]
+
+    def erc(name, delete):
+        folder = tmp_path / name
+        folder.mkdir()
+        assert akcli("new", "s.kicad_sch", cwd=folder).returncode == 0
+        for ops, extra in ((base, []), (delete + edit, ["--strict-nets"])):
+            (folder / "ops.json").write_text(json.dumps(
+                {"protocol_version": 2, "target_format": "kicad", "ops": ops}))
+            drawn = akcli("draw", "s.kicad_sch", "--ops", "ops.json", "--apply", "--no-erc",
+                          *extra, *flags, cwd=folder)
+            assert drawn.returncode == 0, drawn.stdout[-800:] + drawn.stderr[-800:]
+        doc = json.loads(akcli("check", "--erc", "s.kicad_sch", "--json", cwd=folder).stdout)
+        return {f["code"] for f in doc["findings"] if f["severity"] in ("warning", "error")}
+
+    def delete(at):
+        return [{"op": "delete_object", "match": {"kind": "no_connect", "at": at}}]
+
+    assert erc("kept", []) == {"NC_PIN_CONNECTED"}
+    assert erc("deleted", delete(pin)) == set()
+    assert erc("missed", delete([pin[0], pin[1] - 50])) == {"NC_PIN_CONNECTED"}
+    assert ('`{"op": "delete_object", "match": {"kind": "no_connect", "at": [x, y]}}`, at the\n'
+            "pin's point") in GUIDE
+    assert "nothing is skipped without an error" in GUIDE
