@@ -164,6 +164,7 @@ REFUSED_CASES = {
 
 
 @pytest.mark.parametrize("case", list(REFUSED_CASES))
+@pytest.mark.slow
 def test_a_bad_config_or_task_stops_the_run_before_any_job_naming_it(tmp_path, case):
     change, phrase = REFUSED_CASES[case]
     project = Project(tmp_path / "wb").self_contained([TASK])
@@ -250,6 +251,7 @@ def test_scoring_a_folder_is_a_usage_error(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_command_naming_a_file_its_sandbox_hides_is_refused_at_start(tmp_path):
     """Issue 14: `command: python3 my_agents/dumb.py` ran in an empty folder, and every
     pair became an infra error on a run that exited 0. Now the run refuses to start."""
@@ -294,6 +296,7 @@ PATH_COMMANDS = [
 
 
 @pytest.mark.parametrize("kind", ["missing", "directory", "empty-file"])
+@pytest.mark.slow
 def test_every_command_names_a_bad_path_in_one_line_and_exits_2(tmp_path, kind):
     """Issue 14: each `wirebench` command, given a path that is missing, a folder where a
     file belongs or an empty file where a folder (or a real file) belongs, exits 2 with

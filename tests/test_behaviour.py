@@ -441,6 +441,7 @@ KICAD = Path("/usr/share/kicad/symbols")
 
 @pytest.mark.skipif(not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
                     reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+@pytest.mark.slow
 def test_a_part_rules_upper_bound_fails_a_board_with_one_part_too_many(tmp_path):
     """b03's `fuse` rule wants exactly one Device:Polyfuse (min 1, max 1). The reference
     with a second polyfuse is drawn by akcli and fails that rule, naming the count."""

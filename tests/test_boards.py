@@ -119,6 +119,7 @@ def test_a_missing_kicad_library_names_the_task_and_the_fix(tmp_path):
         symbols_for(task, [], str(tmp_path))
 
 
+@pytest.mark.slow
 def test_the_committed_op_lists_are_what_the_netlists_give():
     res = subprocess.run([sys.executable, str(REPO / "scripts" / "board_tasks.py"), "--check"],
                          capture_output=True, text=True)

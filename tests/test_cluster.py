@@ -93,6 +93,7 @@ def test_killing_the_client_keeps_finished_pairs(slurm, tmp_path):
     assert project.summary()["passed"].all() and len(project.summary()) == len(tasks)
 
 
+@pytest.mark.slow
 def test_the_slurm_profile_gives_the_local_dag(tmp_path):
     project = Project(tmp_path / "wb").configure(MODELS, tasks=TASK_IDS)
     local = job_counts(project.snakemake("-n"))
@@ -102,6 +103,7 @@ def test_the_slurm_profile_gives_the_local_dag(tmp_path):
     assert local == slurm and local["generate"] == 3 and local["score"] == 2
 
 
+@pytest.mark.slow
 def test_the_kubernetes_profile_dry_runs_without_a_cluster(tmp_path):
     # As on the PVC: a self-contained project folder, every path in it relative.
     root = tmp_path / "wb"

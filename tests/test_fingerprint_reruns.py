@@ -13,6 +13,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import Project
 
 import wirebench
@@ -42,6 +43,7 @@ def _files(project: Project) -> dict[tuple[str, str], bytes]:
             if (project.pair("reference", t) / name).is_file()}
 
 
+@pytest.mark.slow
 def test_a_part_model_edit_resimulates_the_design_pairs_and_nothing_else(tmp_path):
     project = Project(tmp_path / "wb").self_contained([DESIGN, TRANSCRIPTION])
     symbols = sorted(f"symbols/{p.name}" for p in (project.root / "symbols").glob("*.kicad_sym"))

@@ -38,6 +38,7 @@ def test_the_same_seed_gives_byte_identical_folders_and_another_seed_other_tasks
     assert f"version: {GENERATOR_VERSION}" in meta
 
 
+@pytest.mark.slow
 def test_the_public_split_regenerates_byte_for_byte(tmp_path):
     manifest = REPO / "splits" / "public" / "split.yaml"
     proc = subprocess.run(["wirebench", "tasks", "split", str(manifest), "--check"],
@@ -55,6 +56,7 @@ def test_the_public_split_regenerates_byte_for_byte(tmp_path):
     assert proc.returncode == 1 and f"DIFFERS  {victim.name}" in proc.stdout
 
 
+@pytest.mark.slow
 def test_every_family_passes_the_corpus_gate(tmp_path):
     """One task of each family (the small end: index 0 and 1) through `tasks check`: the
     reference reaches its expected outcome, each wrong answer fails for its reason."""

@@ -204,6 +204,7 @@ def test_value_spellings_the_guide_lists_mean_what_it_says(tmp_path):
 
 
 @needs_kicad
+@pytest.mark.slow
 def test_a_pin_label_without_rotation_points_away_and_a_guessed_one_can_collide(tmp_path):
     """Labels on a connector's pins (100 mil apart, on its left side): left out, the
     writer points them away; 180 runs left (clean), 0 runs right into the part, 90 and
@@ -236,6 +237,7 @@ def test_one_label_joins_stacked_pins_and_a_label_each_stacks_the_text(tmp_path)
 
 
 @needs_kicad
+@pytest.mark.slow
 def test_an_led_cathode_label_runs_over_the_led_and_the_guides_stub_is_clean(tmp_path):
     libs = kicad_symbols(tmp_path, "Device:LED")
     led = place("Device:LED", "D1", 1000, 1000)
@@ -256,6 +258,7 @@ def test_an_led_cathode_label_runs_over_the_led_and_the_guides_stub_is_clean(tmp
 
 
 @needs_kicad
+@pytest.mark.slow
 def test_a_power_flag_goes_mid_wire_as_the_guide_says(tmp_path):
     """A supply on a net akcli does not know as a rail (`VM`) into a regulator's power
     input: ERC wants a flag; mid-wire it is clean, each other way the guide names fails."""

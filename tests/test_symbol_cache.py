@@ -43,6 +43,7 @@ def _draw_all(out: Path, cache: bool) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_every_reference_draws_to_the_same_bytes_with_and_without_the_cache(tmp_path):
     cached = _draw_all(tmp_path / "cached", cache=True)
     plain = _draw_all(tmp_path / "plain", cache=False)

@@ -18,6 +18,7 @@ KICAD = Path("/usr/share/kicad/symbols")
 
 @pytest.mark.skipif(not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
                     reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+@pytest.mark.slow
 def test_every_lib_id_kicad_also_has_puts_its_pins_where_kicad_does():
     proc = subprocess.run([sys.executable, str(REPO / "symbols" / "build.py"), "--check-kicad",
                            str(KICAD)], capture_output=True, text=True)
