@@ -31,6 +31,8 @@ STREAM_VERSION = 1
 LIBRARY = "symbols.kicad_sym"
 # Kinds whose answer moves a pin between named nets: akcli's rails refuse any such move,
 # so they are drawn without them (task.yaml strict_nets: false).
+# A design with a pin every unit of a part carries is drawn without them too: its one
+# label makes the rails see any edit as a split of that net (demos.Design.shared_pins).
 REWIRES = {"wrong-net", "swapped", "rail", "series"}
 # How many tasks of each kind one demo gives, at most.
 PER_DEMO = {"value": 3, "wrong-net": 3, "swapped": 2, "missing": 2, "rail": 2,
@@ -41,8 +43,9 @@ def _expected(parts, libraries) -> dict:
     return expected_nets(parts, libraries)
 
 
-def _values(parts) -> dict:
-    return {p.ref: p.value for p in parts if p.value}
+def _values(parts, drawn: dict) -> dict:
+    """Every part's value, but those akcli reads back as none from the base sheet."""
+    return {p.ref: p.value for p in parts if p.value and drawn.get(p.ref, p.value)}
 
 
 def _yaml(meta: dict) -> str:
@@ -110,7 +113,7 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
         "tier": "real",
         "symbol_files": [LIBRARY],
     }
-    if case["kind"] in REWIRES:
+    if case["kind"] in REWIRES or design.shared_pins:
         meta["strict_nets"] = False
     if design.layout_left:
         meta["layout_exempt"] = (
@@ -118,7 +121,7 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
             f"finds {len(design.layout_left)} label overlap(s) in it that no edit is asked "
             "to move")
     criteria = [{"id": "nets", "kind": "nets_exact"},
-                {"id": "values", "kind": "values", "values": _values(after)},
+                {"id": "values", "kind": "values", "values": _values(after, design.drawn_values)},
                 {"id": "parts", "kind": "max_parts", "max": len({p.ref for p in after})},
                 {"id": "edit_size", "kind": "max_ops",
                  "max": faults.MAX_EDIT_OPS if repair else len(case["fix"]) + 4}]
@@ -157,7 +160,7 @@ def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) 
     places = faults.Places(design, libraries)
     out = []
     for kind, count in (per_demo or PER_DEMO).items():
-        if kind in faults.FAULTS or kind in ("pull-up", "bypass"):
+        if kind in faults.FAULTS:
             found = faults.FAULTS[kind](design, ops, places)
         else:
             found = faults.CHANGES[kind](design, ops, places, libraries)

@@ -70,6 +70,10 @@ class Design:
     symbols_total: int = 0                  # akcli's component count, power ports too
     base_ops: list[dict] = field(default_factory=list)
     layout_left: list[str] = field(default_factory=list)  # akcli's findings on the base
+    # A part whose units all carry one pin (a 74xx's supply): it is labelled once, and
+    # akcli's rails then see any edit of the sheet as a split of that pin's net.
+    shared_pins: bool = False
+    drawn_values: dict = field(default_factory=dict)  # each part's value as akcli reads it back
 
     def part(self, ref: str) -> Part:
         return next(p for p in self.parts if p.ref == ref)
@@ -206,7 +210,10 @@ def _dedupe(ops: list[dict]) -> list[dict]:
 
 
 def layout(design: Design, libraries: list[str], title: str) -> list[dict]:
-    return _dedupe(ops_for(design.parts, libraries, title))
+    ops = ops_for(design.parts, libraries, title)
+    kept = _dedupe(ops)
+    design.shared_pins = len(kept) < len(ops)
+    return kept
 
 
 def _pin_points(ops: list[dict], libraries: list[str]) -> dict[tuple[int, int], str]:
@@ -236,6 +243,9 @@ def layout_findings(ops: list[dict], library: Path) -> list[str]:
             raise ValueError(f"{library.parent.name}: the base sheet does not draw: "
                              f"{res.error_text()}")
         check = akcli_backend.run("check", "--layout", str(sheet)).json() or {}
+        read = akcli_backend.run("read", str(sheet)).json() or {}
+    layout_findings.values = {c["designator"]: c.get("value")
+                              for c in read.get("components", []) if c.get("designator")}
     return [f"{f['code']}: {f['message']}" for f in check.get("findings", [])
             if f.get("severity") in ("warning", "error")]
 
@@ -254,6 +264,7 @@ def base_sheet(design: Design, library: Path, rounds: int = 3) -> list[dict]:
         ops = layout(design, libraries, title)
         found = layout_findings(ops, library)
         design.base_ops, design.layout_left = ops, found
+        design.drawn_values = layout_findings.values
         if not found or i == rounds:
             return ops
         points = _pin_points(ops, libraries)

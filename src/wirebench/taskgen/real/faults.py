@@ -474,7 +474,9 @@ def led_change(design, ops, places, libraries) -> list[dict]:
                     f"net `{net}`; {d}'s anode is on `{net}`, its cathode on "
                     f"`{grounds[0]}`. Place them below the design."],
             "parts": design.parts + parts,
-            "rules": [{"id": "led_current", "kind": "series", "part": led, "pin": anode,
+            # A rule holds every part of its lib_id: only when the design has no LED yet.
+            "rules": [] if any(p.lib_id == led for p in design.parts) else [
+                      {"id": "led_current", "kind": "series", "part": led, "pin": anode,
                        "to": rail, "via": "R", "range": ["330", "4.7k"],
                        "why": "an indicator LED takes a few mA from the rail"},
                       {"id": "led_cathode", "kind": "connected", "part": led,
