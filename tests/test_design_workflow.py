@@ -91,6 +91,13 @@ def test_the_reports_show_tiers_and_a_design_pairs_measures_and_plot(world):
     assert "| transcription | 1/1 (100%), clean 1 | 1/1 (100%), clean 1 |" in md
     html = (world.root / "results" / "report.html").read_text()
     assert "<table id='tier-rates'>" in html and "<table id='family-rates'>" in html
+    # Why pairs failed, as in report.md: the baseline's design pairs fail on function.
+    classes = html.split("<table id='failure-classes'>", 1)[1].split("</table>", 1)[0]
+    card = json.loads((world.root / "results" / "scorecard.json").read_text())
+    function = card["models"]["base"]["failure_classes_by_tier"]["design"]["function"]
+    assert function >= 1 and "<tr><td>base</td><td>design</td>" in classes
+    assert f"<td>{function}</td>" in classes.split("<tr><td>base</td><td>design</td>")[1]
+    assert "<th>clean</th>" in html
     pair = html.split("id='pair-reference-d03-noninverting-gain-1'", 1)[1].split("</details>")[0]
     assert "<h4>Simulation</h4>" in pair and "Nets: expected vs observed" not in pair
     assert "<td>gain_1k</td><td>11 ± 2%</td>" in pair and "class='sim-plot'><svg" in pair

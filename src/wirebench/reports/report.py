@@ -25,24 +25,18 @@ def _true(value) -> bool:
 
 
 def failure_class_table(card: dict, models: list[str]) -> list[str]:
-    """Failed pairs by failure class (verify/scoring.py), per model and per tier."""
+    """Failed pairs by failure class, per model and per tier, as markdown."""
+    from wirebench.reports.summary import FAILURE_CLASS_NOTE, failure_class_rows
     from wirebench.verify.scoring import FAILURE_CLASSES
 
-    rows = []
-    for m in models:
-        card_m = card["models"][m]
-        for tier, counts in [("all", card_m.get("failure_classes") or {}),
-                             *sorted((card_m.get("failure_classes_by_tier") or {}).items())]:
-            if tier == "all" or counts:
-                rows.append(f"| {m} | {tier} | "
-                            + " | ".join(str(counts.get(c, 0)) for c in FAILURE_CLASSES) + " |")
-    if not any("failure_classes" in card["models"][m] for m in models):
+    rows = failure_class_rows(card, models)
+    if not rows:
         return []
-    return ["", "Failed pairs by class: wrong outcome, invalid (akcli refused the answer), "
-            "function (nets, values, simulation, rules, ERC errors), quality (passed, but "
-            "the layout or ERC warnings are not clean), infra.", "",
+    return ["", FAILURE_CLASS_NOTE, "",
             "| model | tier | " + " | ".join(FAILURE_CLASSES) + " |",
-            "|---|---|" + "---:|" * len(FAILURE_CLASSES), *rows]
+            "|---|---|" + "---:|" * len(FAILURE_CLASSES),
+            *(f"| {m} | {tier} | " + " | ".join(map(str, counts)) + " |"
+              for m, tier, counts in rows)]
 
 
 def tier_table(card: dict, models: list[str]) -> list[str]:

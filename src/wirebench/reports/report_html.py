@@ -152,12 +152,14 @@ def model_table(card: dict, models: list[str]) -> str:
         rows.append(
             f"<tr><td>{escape(m)}</td><td>{s['pairs']}</td><td>{s['infra_errors']}</td>"
             f"<td>{s['passed']}</td><td>{_fmt(s['pass_at_1'], True)} {_ci(s['pass_at_1_ci'])}</td>"
+            f"<td>{_fmt(s.get('clean_rate'), True)}</td>"
             f"<td>{_fmt(s['pass_rate_all_pairs'], True)} {_ci(s['pass_rate_all_pairs_ci'])}</td>"
             f"{repeats}<td>{_fmt(s['mean_score'])}</td><td>{s['relabel_equivalent']}</td>"
             f"<td>{int(tokens) or '-'}</td><td>{_fmt(s['cost_usd'])}</td></tr>")
     head = f"<th>pass@{k} (95% CI)</th><th>pass^{k} (95% CI)</th>" if k > 1 else ""
     return ("<table id='models'><tr><th>model</th><th>pairs</th><th>infra errors</th>"
-            f"<th>passed</th><th>pass@1 (95% CI)</th><th>infra as failures (95% CI)</th>{head}"
+            f"<th>passed</th><th>pass@1 (95% CI)</th><th>clean</th>"
+            f"<th>infra as failures (95% CI)</th>{head}"
             "<th>mean score</th><th>relabel-equivalent</th><th>tokens</th><th>cost $</th></tr>"
             + "".join(rows) + "</table>")
 
@@ -375,6 +377,23 @@ def tier_section(card: dict, models: list[str]) -> str:
     return "<h2>By tier, family and rule</h2>" + "".join(parts) if parts else ""
 
 
+def failure_class_section(card: dict, models: list[str]) -> str:
+    """Failed pairs by failure class, per model and per tier (report.failure_class_rows)."""
+    from wirebench.reports.summary import FAILURE_CLASS_NOTE, failure_class_rows
+    from wirebench.verify.scoring import FAILURE_CLASSES
+
+    rows = failure_class_rows(card, models)
+    if not rows:
+        return ""
+    head = "".join(f"<th>{escape(c)}</th>" for c in FAILURE_CLASSES)
+    body = "".join(f"<tr><td>{escape(m)}</td><td>{escape(tier)}</td>"
+                   + "".join(f"<td>{n}</td>" for n in counts) + "</tr>"
+                   for m, tier, counts in rows)
+    return (f"<h2>Why pairs failed</h2><p class='muted'>{escape(FAILURE_CLASS_NOTE)}</p>"
+            f"<table id='failure-classes'><tr><th>model</th><th>tier</th>{head}</tr>{body}"
+            "</table>")
+
+
 def history_section(archive_dir: Path | None) -> str:
     """Pass rates over the archived runs, when there are any (see history.py)."""
     if archive_dir is None or not (Path(archive_dir) / "index.csv").is_file():
@@ -405,6 +424,7 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
         "<h2>Models</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
         tier_section(card, models),
+        failure_class_section(card, models),
         size_chart(card, models),
         attack_section(card, models),
         contamination_section(card, models),

@@ -201,6 +201,28 @@ def contamination(card: dict, models: list[str]) -> list[str]:
     return lines
 
 
+FAILURE_CLASS_NOTE = ("Failed pairs by class: wrong outcome, invalid (akcli refused the "
+                      "answer), function (nets, values, simulation, rules, ERC errors), "
+                      "quality (passed, but the layout or ERC warnings are not clean), infra.")
+
+
+def failure_class_rows(card: dict, models: list[str]) -> list[tuple[str, str, list[int]]]:
+    """(model, tier, a count per failure class of verify/scoring.py), the model's totals
+    ("all") first; empty when the scorecard predates failure classes."""
+    from wirebench.verify.scoring import FAILURE_CLASSES
+
+    if not any("failure_classes" in card["models"][m] for m in models):
+        return []
+    rows = []
+    for m in models:
+        card_m = card["models"][m]
+        for tier, counts in [("all", card_m.get("failure_classes") or {}),
+                             *sorted((card_m.get("failure_classes_by_tier") or {}).items())]:
+            if tier == "all" or counts:
+                rows.append((m, tier, [counts.get(c, 0) for c in FAILURE_CLASSES]))
+    return rows
+
+
 def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str, list[str]]]]]:
     """Pass rates by tier, then by family (where in the corpus each model breaks), as
     (title, [(group, one cell per model)]); a grouping with one group is left out."""
