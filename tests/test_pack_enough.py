@@ -268,6 +268,7 @@ def test_the_sample_covers_every_tier_and_family():
         t.meta.get("family") for t in SAMPLE if t.path.parent == SPLIT}
 
 
+@pytest.mark.slow  # 37 pairs drawn and scored: about 90 s of CPU
 @needs_kicad
 @pytest.mark.parametrize("task", SAMPLE, ids=[t.id for t in SAMPLE])
 def test_a_pack_style_answer_passes_clean(task, tmp_path):
