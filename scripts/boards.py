@@ -262,7 +262,7 @@ B06 = {
             "VCP": "VCP",
             "nSLEEP": "nSLEEP", "nFAULT": "nFAULT", "AIN1": "AIN1", "AIN2": "AIN2",
             "BIN1": "BIN1", "BIN2": "BIN2", "AOUT1": "MA1", "AOUT2": "MA2", "BOUT1": "MB1",
-            "BOUT2": "MB2", "AISEN": "AISEN", "BISEN": "BISEN"}, flags=("VINT",)),
+            "BOUT2": "MB2", "AISEN": "AISEN", "BISEN": "BISEN"}),
         C("C3", "2.2u", "VINT"), C("C4", "10n", "VCP", "+5V_MOTOR"),
         R("R1", "0R2", "AISEN", "GND"), R("R2", "0R2", "BISEN", "GND"),
         R("R3", "10k", "nFAULT", "+3V3"), R("R4", "10k", "nSLEEP", "+3V3"),

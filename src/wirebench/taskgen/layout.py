@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 GRID = 100
 PAGE_WIDTH = 15000
 STUB = 200  # a wire stub's length
+LED_STUB = 300  # the LED cathode's stub, as the prompt pack teaches it
 CHAR_MIL = 60  # a label's text, per character, at KiCad's default size
 
 
@@ -117,7 +118,18 @@ def _wiring(part: Part, table: list[dict], nets: dict[str, str], ox: int, oy: in
         seen_at.add(at)
         ref_pin = f"{part.ref}.{pin['number']}"
         flagged = pin["name"] in part.flags or pin["number"] in part.flags
-        if pin["number"] in nets and (part.stub or flagged):
+        # The prompt pack's one stub: KiCad's LED reaches past its cathode (pin 1), so that
+        # label goes at the end of a 300-mil wire, unrotated; its anode takes a pin label.
+        cathode = part.lib_id == "Device:LED" and not flagged
+        if cathode and part.stub and pin["number"] in nets:
+            px, py = ox + pin["x_mil"], oy + pin["y_mil"]
+            if pin["number"] != "1":
+                yield {"op": "add_net_label", "name": nets[pin["number"]], "at": ref_pin}
+                continue
+            dx = LED_STUB * (1 if pin["x_mil"] > 0 else -1)
+            yield {"op": "add_wire", "vertices": [[px, py], [px + dx, py]]}
+            yield {"op": "add_net_label", "name": nets[pin["number"]], "at": [px + dx, py]}
+        elif pin["number"] in nets and (part.stub or flagged):
             # Long enough for the label's text, which runs back toward the part.
             stub = max(STUB, _snap(len(nets[pin["number"]]) * CHAR_MIL + 150))
             px, py = ox + pin["x_mil"], oy + pin["y_mil"]
