@@ -5,6 +5,7 @@ with the reason named, no traceback, no file outside the pair, and the run going
 from __future__ import annotations
 
 import json
+import os
 
 from conftest import TASKS
 from fake_openai import completion, error
@@ -90,7 +91,8 @@ OPLISTS = {
     "huge-coordinate": (_ref(x_mil=1e308), "invalid", "infinity"),
     "designator-number": (_ref(designator=5), "invalid", "designator"),
     # akcli draws it (the value is text to KiCad): no crash anywhere is the point.
-    "nul-in-value": (_ref(value="1k\u0000"), "success", ""),
+    # A control character reaches the sheet and the simulator's deck: refused by name.
+    "nul-in-value": (_ref(value="1k\u0000"), "invalid", "CONTROL_CHARACTER"),
     "absolute-sheet": (_with({"op": "add_sheet", "name": "x", "file": "/etc/x.kicad_sch",
                               "create": True, "at": [1000, 1000], "size": [1000, 1000]}),
                        "invalid", "PATH_OUTSIDE_PAIR"),
@@ -121,7 +123,9 @@ COMMANDS = {
     "exit-3": ("echo 'cannot solve this one' >&2; exit 3", "invalid", "cannot solve this one"),
     "exit-1-with-answer": (f"echo '{json.dumps(REFERENCE)}' > \"$OPS_OUT\"; exit 1", "invalid",
                            "agent failed (exit 1"),
-    "kills-launcher": ("kill -9 $PPID", "invalid", "without a report"),
+    # Run by root, the command is nobody and its launcher stays root: the kill is refused.
+    "kills-launcher": ("kill -9 $PPID", "invalid",
+                       "agent failed (exit" if os.geteuid() == 0 else "without a report"),
     "timeout": ("sleep 60", "invalid", "timed out after 2 s"),
     "tempfail": ("echo 'provider down' >&2; exit 75", "infra_error",
                  "declared an infra failure (exit 75, EX_TEMPFAIL): provider down"),
