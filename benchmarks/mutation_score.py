@@ -207,7 +207,9 @@ def main() -> int:
                         if s != "no tests" or n in found]
             by_module: dict[str, list[tuple[str, str]]] = defaultdict(list)
             for name, status in rows:
-                module = re.sub(r"\.x_\w+?__mutmut_\d+$", "", name)
+                # A function's mutant is module.x_name__mutmut_N; a method's is
+                # module.xǁClassǁname__mutmut_N.
+                module = re.sub(r"\.x(_|ǁ).*__mutmut_\d+$", "", name)
                 by_module[module].append((name, status))
             worst, survivors = 100.0, []
             print(f"mutmut over {sum(map(len, by_module.values()))} mutants in {wall:.0f} s\n")
