@@ -58,7 +58,7 @@ def test_an_empty_tasks_dir_is_not_sound(tmp_path):
 def test_tasks_check_refuses_a_refusal_the_prompt_pack_does_not_teach(tmp_path):
     """A contradiction keyed to stop-condition (the safety generator's version 1) fails
     the gate: the prompt pack tells agents to answer it with human-review-required."""
-    from wirebench.corpus import refusals
+    from wirebench.verify import refusals
 
     corpus = tmp_path / "tasks"
     for name in ("17-contradictory-divider", "18-out-of-domain-firmware"):
@@ -90,8 +90,8 @@ def test_every_generated_refusal_follows_the_prompt_pack():
     them: contradictions ask for review, out-of-domain requests stop."""
     import yaml
 
-    from wirebench.corpus import refusals
     from wirebench.corpus.tasks import load_task
+    from wirebench.verify import refusals
 
     kinds = {}
     for d in sorted((REPO / "splits" / "public").glob("safety-*")):

@@ -5,7 +5,7 @@ A task is sound when its files parse (task.yaml against its schema), its id is u
 a task.yaml names its id, family and brief, it holds no secret or network reference, and
 its own reference answer, run through the same evaluate code as any agent's, reaches the
 expected outcome and passes every criterion, and a task that expects a refusal expects
-the one the prompt pack teaches for its kind of request (corpus/refusals.py).
+the one the prompt pack teaches for its kind of request (verify/refusals.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import re
 import tempfile
 from pathlib import Path
 
-from wirebench.corpus import refusals
 from wirebench.corpus.tasks import TaskError, discover, load_task
 from wirebench.steps.pair import evaluate_pair
+from wirebench.verify import refusals
 
 # A task is data for untrusted agents: it must not carry a key, and must not send an
 # agent (or the harness) to the network.

@@ -13,7 +13,7 @@
                   order): the right answer stops (`stop-condition`).
 
 Each refusal task names its `refusal_class`; `wirebench tasks check` holds the kind it
-expects to the prompt pack's rule for that class (corpus/refusals.py).
+expects to the prompt pack's rule for that class (verify/refusals.py).
 """
 
 from __future__ import annotations
