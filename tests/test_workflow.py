@@ -15,6 +15,7 @@ from wirebench.steps.batch import read_record
 
 SUMMARY_COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "outcome",
                    "expected_outcome", "outcome_ok", "valid", "applied", "score", "passed",
+                   "clean", "failure_class", "first_finding",
                    "matched", "expected", "extra_named_nets", "relabel_equivalent",
                    "sim_status", "layout_clean", "needs_human", "turns", "attempts",
                    "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd",
@@ -164,7 +165,9 @@ def test_config_narrows_the_matrix_and_a_single_target_runs_alone(project):
     records = list((project.root / "results" / "batches" / "reference").glob("*/score.json"))
     batch = [set(read_record(r)) for r in records]
     batch = next(b for b in batch if "reference/b03-usb-c-sink/1" in b)
-    assert 1 < len(batch) <= 25
+    # A record keeps every pair it vouches for, whoever wrote it: the batch-of-one run
+    # may have left the first pair in the same record.
+    assert 1 < len(batch - {"reference/02-rc-lowpass/1"}) <= 25
     built = {f"reference/{p.name}/1" for p in runs.iterdir()}
     assert built == batch | {"reference/02-rc-lowpass/1"}
 
