@@ -68,13 +68,17 @@ def files(task: GeneratedTask) -> dict[str, str]:
 
 
 def write(task: GeneratedTask, out: Path) -> Path:
-    """The task's folder under `out`, whole or not at all: written beside it, then
-    renamed into place (an existing folder of the same id is replaced)."""
-    out.mkdir(parents=True, exist_ok=True)
-    dest = out / task.id
-    tmp = Path(tempfile.mkdtemp(prefix=f".{task.id}.", dir=out))
+    """The task's folder under `out`, whole or not at all (write_folder)."""
+    return write_folder(out / task.id, files(task))
+
+
+def write_folder(dest: Path, texts: dict[str, str]) -> Path:
+    """A folder of these files, whole or not at all: written beside it, then renamed into
+    place (an existing folder of the same name is replaced)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
-        for rel, text in files(task).items():
+        for rel, text in texts.items():
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

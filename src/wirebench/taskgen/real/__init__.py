@@ -16,8 +16,6 @@ See docs/real-tier.md.
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from wirebench.taskgen.layout import dumps, envelope, expected_nets
 from wirebench.taskgen.real import demos as demo_mod
 from wirebench.taskgen.real import faults
 from wirebench.taskgen.rng import Rng
+from wirebench.taskgen.spec import write_folder
 
 FAMILY = "real"
 STREAM_VERSION = 1
@@ -52,23 +51,6 @@ def _yaml(meta: dict) -> str:
     import yaml
 
     return yaml.safe_dump(meta, sort_keys=False, width=96, allow_unicode=True)
-
-
-def _write(folder: Path, files: dict[str, str]) -> Path:
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        for rel, text in files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder
 
 
 def _prompt_repair(design, case) -> str:
@@ -200,6 +182,6 @@ def generate(seed: str, demos_dir: Path, out: Path, count: int | None = None,
                 if count is not None and len(written) >= count:
                     return written
                 files = _task(design, case, [str(library)], tag, index, split)
-                written.append(_write(Path(out) / f"{FAMILY}-{tag[:6]}-{index:03d}", files))
+                written.append(write_folder(Path(out) / f"{FAMILY}-{tag[:6]}-{index:03d}", files))
                 index += 1
     return written
