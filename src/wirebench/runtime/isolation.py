@@ -50,10 +50,13 @@ def fork_as_init() -> tuple[int, bool]:
         _OWN_PID_NS = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
     if libc.unshare(CLONE_NEWPID) != 0:
         return os.fork(), False
+    pid = -1
     try:
         pid = os.fork()
     finally:
-        if libc.setns(_OWN_PID_NS, CLONE_NEWPID) != 0 and os.getpid() != 1:
+        # Here in the parent only: the child stays in its namespace (and could not leave
+        # it for an ancestor anyway).
+        if pid != 0 and libc.setns(_OWN_PID_NS, CLONE_NEWPID) != 0:
             raise OSError(ctypes.get_errno(), "setns back to this process's pid namespace")
     return pid, True
 
