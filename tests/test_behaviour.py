@@ -351,10 +351,9 @@ def test_the_loops_timeout_ends_it_between_requests_as_the_models_failure(tmp_pa
     assert len(calls) == 1 and json.loads(ans.ops) == big
 
 
-@pytest.mark.xfail(strict=True, reason="issue 35 finding: a request in flight when the loop's "
-                   "timeout runs out ends the pair as an infra_error (agents/tool_loop.py, "
-                   "request(..., timeout=left)), not as the model's spent budget")
 def test_a_slow_reply_past_the_loops_timeout_is_the_models_failure(tmp_path):
+    """A request still in flight when the loop's timeout runs out: the model spent its
+    budget (a verdict on the pair naming it), not an infra error the step would retry."""
     from fake_openai import tool_calls
 
     def script(n, body):
@@ -364,8 +363,8 @@ def test_a_slow_reply_past_the_loops_timeout_is_the_models_failure(tmp_path):
         return tool_calls(("list_ops", {}))
 
     ans, _ = _loop(tmp_path, script, timeout=1.5)
-    assert ans.status != "infra_error", ans.error
-    assert ans.detail.get("budget") == "timeout"
+    assert (ans.status, ans.detail.get("budget")) == ("no_answer", "timeout"), ans.error
+    assert "timeout" in ans.error
 
 
 def test_an_inspect_task_offers_the_loop_only_the_inspect_tools(tmp_path):

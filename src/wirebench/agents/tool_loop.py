@@ -70,6 +70,10 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
         if left <= 0:
             return out_of("timeout")
         got = request(client, spec, messages, tools=offered, timeout=left)
+        if isinstance(got, Answer) and time.monotonic() >= deadline:
+            # The request was given what was left of the loop's time and used it up: the
+            # model's budget ran out mid-request, which is its failure, not the server's.
+            return out_of("timeout")
         if isinstance(got, Answer):  # the server's failure: the step may retry the turn
             got.detail.update({k: v for k, v in detail().items() if k != "http_status"})
             return got
