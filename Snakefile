@@ -1,5 +1,5 @@
 # wirebench: models x tasks x samples, each pair through real akcli, scored against
-# ground truth. `snakemake --cores N` runs config/config.yaml; see README.md.
+# ground truth. `snakemake --cores N` runs config/config.yaml; see README.md and docs/.
 from snakemake.utils import min_version
 
 min_version("9.0")

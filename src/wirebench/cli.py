@@ -183,7 +183,7 @@ def _cmd_summary(args) -> int:
 def _cmd_manifest(args) -> int:
     from wirebench.evidence.manifest import write
 
-    write(args.results, args.models.split(","), args.tasks.split(","), args.samples, args.out)
+    write(args.results, args.out)
     return 0
 
 
@@ -391,10 +391,8 @@ def _parser():
     sm.set_defaults(func=_cmd_summary)
 
     mf = sub.add_parser("manifest", help="results/manifest.json: every artifact and its hash")
-    mf.add_argument("--results", required=True, type=Path)
-    mf.add_argument("--models", required=True)
-    mf.add_argument("--tasks", required=True)
-    mf.add_argument("--samples", required=True, type=int)
+    mf.add_argument("--results", required=True, type=Path,
+                    help="the run's folder: its summary.csv names the pairs")
     mf.add_argument("--out", required=True, type=Path)
     mf.set_defaults(func=_cmd_manifest)
 

@@ -1,7 +1,7 @@
 # The evaluate stage: validate -> apply -> nets -> [simulate] -> score. A job runs one
 # step for a batch of one model's pairs (config `batch`), and every pair keeps its own
 # files as the targets: Snakemake's own cost is about 10 ms a job, more than a step of a
-# small pair, and a job per step and pair made it the bottleneck (README, Speed).
+# small pair, and a job per step and pair made it the bottleneck (docs/architecture.md, Batches).
 # Within a job, only the pairs whose inputs changed are redone (wirebench/steps/batch.py),
 # so one edited answer redraws one pair, and a batch cut short keeps its finished pairs.
 # simulate runs for design tasks only (those with a testbench). On a cluster a batch's

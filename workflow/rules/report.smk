@@ -102,18 +102,13 @@ rule manifest:
     params:
         # The run's results folder: where its output lies.
         results=lambda wildcards, output: os.path.dirname(output[0]),
-        models=",".join(MODELS),
-        tasks=",".join(TASKS),
-        samples=len(SAMPLES),
         fingerprint=step_fingerprint("manifest"),
     log:
         f"{RESULTS}/logs/manifest.log",
     conda:
         "../../envs/wirebench.yaml"
     shell:
-        "wirebench manifest --results {params.results:q} --models {params.models}"
-        " --tasks {params.tasks}"
-        " --samples {params.samples} --out {output} 2> {log}"
+        "wirebench manifest --results {params.results:q} --out {output} 2> {log}"
 
 
 rule verdict:

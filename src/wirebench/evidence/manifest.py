@@ -3,6 +3,7 @@ sha256; and `wirebench verify`, which recomputes them."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 from wirebench.evidence.files import read_json, sha256_file, write_json
@@ -25,22 +26,29 @@ def _entry(results: Path, path: Path, kind: str, rule: str) -> dict:
             "bytes": path.stat().st_size, "sha256": sha256_file(path)}
 
 
-def build(results: Path, models: list[str], tasks: list[str], samples: int) -> dict:
+def _pairs(results: Path) -> list[tuple[str, str, str]]:
+    """The pairs of the run as its summary lists them: a narrowed run's summary keeps the
+    experiment's earlier pairs, and so must the manifest that vouches for them."""
+    with open(results / "summary.csv", newline="") as fh:
+        return [(row["model"], row["task"], row["sample"]) for row in csv.DictReader(fh)]
+
+
+def build(results: Path) -> dict:
     results = Path(results)
     entries = []
-    for model in models:
-        for task in tasks:
-            for sample in range(1, samples + 1):
-                pair = results / "runs" / model / task / str(sample)
-                for name, rule in PAIR_ARTIFACTS.items():
-                    entries.append(_entry(results, pair / name, name.split(".")[0], rule))
-                for name, rule in OPTIONAL_PAIR_ARTIFACTS.items():
-                    if (pair / name).is_file():
-                        entries.append(_entry(results, pair / name, name.split(".")[0], rule))
-                # Child sheets of a hierarchical answer, wherever the answer put them.
-                for child in sorted(pair.rglob("*.kicad_sch")):
-                    if child.name != "board.kicad_sch" or child.parent != pair:
-                        entries.append(_entry(results, child, "sheet", "apply"))
+    pairs = _pairs(results)
+    for model, task, sample in pairs:
+        pair = results / "runs" / model / task / sample
+        for name, rule in PAIR_ARTIFACTS.items():
+            entries.append(_entry(results, pair / name, name.split(".")[0], rule))
+        for name, rule in OPTIONAL_PAIR_ARTIFACTS.items():
+            if (pair / name).is_file():
+                entries.append(_entry(results, pair / name, name.split(".")[0], rule))
+        # Child sheets of a hierarchical answer, wherever the answer put them.
+        for child in sorted(pair.rglob("*.kicad_sch")):
+            if child.name != "board.kicad_sch" or child.parent != pair:
+                entries.append(_entry(results, child, "sheet", "apply"))
+    tasks = {task for _, task, _ in pairs}
     for pack in sorted((results / "prompts").glob("*/*.md")):
         if pack.stem in tasks:
             entries.append(_entry(results, pack, "prompt", "prompt_pack"))
@@ -49,8 +57,8 @@ def build(results: Path, models: list[str], tasks: list[str], samples: int) -> d
     return {"schema": SCHEMA, "artifacts": entries}
 
 
-def write(results: Path, models: list[str], tasks: list[str], samples: int, out: Path) -> None:
-    write_json(out, build(results, models, tasks, samples))
+def write(results: Path, out: Path) -> None:
+    write_json(out, build(results))
 
 
 def verify(results: Path) -> list[str]:
