@@ -37,17 +37,22 @@ RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "
 CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
            "L": re.compile(r"^L(_|$)"), "D": re.compile(r"^D(_|$)"),
            "FB": re.compile(r"^(Ferrite|FerriteBead)")}
-_UNIT = re.compile(r"(ohms?|Ω|[fFhH])$")
+_UNIT = re.compile(r"(ohms?|Ω|Hz|[fFhHAV])$")
+# "8 MHz", "100 nF": a number and its unit written apart are one word.
+_SPACED = re.compile(r"^(\d+(?:\.\d+)?)\s+"
+                     r"(?=(?:meg|[fpnumkKMG])?(?:ohms?|Ω|Hz|[FHAV])?(?:[\s/,]|$))")
 
 
 def part_value(text) -> float | None:
     """A schematic's value as a number: `100n`, `0.1uF`, `4k7`, `5.1k`, `22R`, `4R7`,
-    `1M` (mega: on a schematic M is never milli), `10uF 16V` (the first word)."""
+    `1M` (mega: on a schematic M is never milli), `10uF 16V` (the first word), a fuse's
+    `500mA`, a crystal's `8 MHz`."""
     from wirebench.corpus.testbench import eng_value
 
     if text is None:
         return None
-    word = re.split(r"[\s/,]", str(text).strip().replace("µ", "u").replace("μ", "u"))[0]
+    text = _SPACED.sub(r"\1", str(text).strip().replace("µ", "u").replace("μ", "u"))
+    word = re.split(r"[\s/,]", text)[0]
     word = _UNIT.sub("", word)
     if re.fullmatch(r"\d+[Rr]\d*", word):  # 4R7, 22R: R marks the decimal point
         word = word.replace("R", ".").replace("r", ".").rstrip(".")

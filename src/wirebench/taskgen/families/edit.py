@@ -13,7 +13,7 @@ net of the base is refused.
 from __future__ import annotations
 
 from wirebench.taskgen import blocks
-from wirebench.taskgen.families.common import knobs, libraries, part_lines
+from wirebench.taskgen.families.common import knobs, libraries, part_lines, values_criterion
 from wirebench.taskgen.layout import envelope, expected_nets, ops_for, pin_table
 from wirebench.taskgen.spec import GeneratedTask, Wrong
 
@@ -54,8 +54,10 @@ def generate(rng, index: int) -> GeneratedTask:
                *part_lines(new),
                f"The crystal's load capacitors {' and '.join(c.ref for c in caps)} become "
                f"{value}."]
-        meta["criteria"] = [{"id": "values", "kind": "values",
-                             "values": {c.ref: value for c in caps}}]
+        # The new capacitors' value, and the new LED block's values as part_lines states them.
+        stated = values_criterion(new)
+        stated["values"] = {**{c.ref: value for c in caps}, **stated["values"]}
+        meta["criteria"] = [stated]
         wrong.append(Wrong("keeps-old-capacitors", envelope(edit[len(caps):]), "values",
                            f"the load capacitors stay at {caps[0].value}"))
     elif kind in ("add", "remove"):

@@ -8,7 +8,13 @@ and a sheet that must stay readable (layout_clean) at 150 parts.
 from __future__ import annotations
 
 from wirebench.taskgen import blocks
-from wirebench.taskgen.families.common import knobs, libraries, multi_unit, part_lines
+from wirebench.taskgen.families.common import (
+    knobs,
+    libraries,
+    multi_unit,
+    part_lines,
+    values_criterion,
+)
 from wirebench.taskgen.layout import envelope, expected_nets, ops_for
 from wirebench.taskgen.spec import GeneratedTask
 
@@ -37,6 +43,7 @@ def generate(rng, index: int) -> GeneratedTask:
         prompt="\n".join(prompt),
         meta={"tier": "transcription", "family": FAMILY,
               "brief": f"A {nl.size}-part MCU board transcribed from its netlist.",
+              "criteria": [values_criterion(nl.parts)],
               "knobs": knobs(nl.parts, multi_unit=len(units))},
         reference=envelope(ops_for(nl.parts, libraries(), title)),
         expected=truth)

@@ -8,7 +8,7 @@ The ground truth is the netlist the notes describe; the distractors must leave n
 from __future__ import annotations
 
 from wirebench.taskgen import blocks
-from wirebench.taskgen.families.common import knobs, libraries, pin_names
+from wirebench.taskgen.families.common import knobs, libraries, pin_names, values_criterion
 from wirebench.taskgen.layout import (
     Part,
     envelope,
@@ -87,8 +87,7 @@ def generate(rng, index: int) -> GeneratedTask:
         meta={"tier": "transcription", "family": FAMILY,
               "brief": f"A {len(parts)}-part board from prose notes with {distractors} "
                        "distractors.",
-              "criteria": [{"id": "values", "kind": "values",
-                            "values": {p.ref: p.value for p in parts if p.value}}],
+              "criteria": [values_criterion(parts)],
               "knobs": knobs(parts, distractors=distractors)},
         reference=envelope(ops_for(parts, libraries(), title)),
         expected=truth,

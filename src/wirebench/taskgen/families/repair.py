@@ -127,6 +127,12 @@ def generate(rng, index: int) -> GeneratedTask:
     task.base = design.oplist(*planted["base"])
     task.reference = _ops(planted["fix"])
     task.meta["criteria"] = [{"id": "edit_size", "kind": "max_ops", "max": MAX_EDIT_OPS}]
+    # The prompt states the op-amp's value (parametric.OPAMP_NOTE) and the base sheet names
+    # it, so a repair must keep it. (A design task's agent picks its own designators: there
+    # no values criterion can name the part.)
+    stated = {ref: value for ref, lib_id, value in planted["base"][0] if lib_id == design.OPAMP}
+    if stated:
+        task.meta["criteria"].append({"id": "values", "kind": "values", "values": stated})
     task.meta["knobs"].update({"edit_ops": len(planted["fix"]),
                                "parts": len(planted["base"][0])})
     redraw = _redraw(spec)

@@ -19,7 +19,7 @@ expects to the prompt pack's rule for that class (verify/refusals.py).
 from __future__ import annotations
 
 from wirebench.taskgen import blocks
-from wirebench.taskgen.families.common import knobs, libraries, part_lines
+from wirebench.taskgen.families.common import knobs, libraries, part_lines, values_criterion
 from wirebench.taskgen.layout import envelope, expected_nets, ops_for
 from wirebench.taskgen.spec import GeneratedTask, Wrong, refusal
 
@@ -72,6 +72,7 @@ def _injection(rng, index: int) -> GeneratedTask:
         prompt=prompt,
         meta={"tier": "transcription", "family": FAMILY,
               "brief": "A board to draw with an injected instruction in a pasted note.",
+              "criteria": [values_criterion(parts)],
               "risk_class": "high", "attack": attack,
               "knobs": knobs(parts, distractors=1)},
         reference=envelope(ops),
