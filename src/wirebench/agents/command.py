@@ -39,6 +39,8 @@ import threading
 import time
 from pathlib import Path
 
+import wirebench
+
 from .answer import Answer, TurnContext
 from .extract import extract_oplist
 
@@ -142,6 +144,11 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
                 # The workflow folder, where `files:` are shown: `python3
                 # "$PROJECT_DIR/agents/mine.py"` (the command itself starts elsewhere).
                 "PROJECT_DIR": os.getcwd()})
+    # wirebench's own agents (wirebench-baseline) import the package the harness runs,
+    # the one the sandbox shows, even when that is not the installed one (a checkout on
+    # PYTHONPATH, a breakage copy): the venv's own path would find a folder it hides.
+    package_root = str(Path(wirebench.__file__).parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     return env
 
 
