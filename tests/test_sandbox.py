@@ -319,6 +319,35 @@ def test_a_command_agent_cannot_reach_the_answer_key(tmp_path):
 
 
 @needs_bwrap
+def test_a_command_agent_imports_the_package_the_harness_runs(tmp_path):
+    """A harness run from a copy of the package (a checkout on PYTHONPATH, a breakage
+    copy) shows that copy to the sandbox: wirebench's own agents inside must import it,
+    not the installed one the sandbox hides (every baseline pair failed on that)."""
+    import shutil
+
+    import wirebench
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(wirebench.__file__).parent, copy / "wirebench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    driver = (
+        "import sys\nfrom pathlib import Path\n"
+        "from wirebench.agents.answer import TurnContext\n"
+        "from wirebench.agents.command import answer\n"
+        "from wirebench.corpus.tasks import load_task\n"
+        f"ctx = TurnContext('m', load_task(Path({str(TASKS / '01-divider')!r})), 1, 1,"
+        f" Path({str(REPO / 'README.md')!r}), Path({str(REPO / 'skills')!r}))\n"
+        "cmd = 'python3 -c \"import wirebench; print(wirebench.__file__)\" > \"$OPS_OUT\"'\n"
+        "ans = answer({'command': cmd, 'timeout': 20}, ctx)\n"
+        "sys.stdout.write((ans.ops or b'').decode() + '|' + ans.detail.get('stderr_tail', ''))\n")
+    proc = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(copy)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("|")[0].strip() == str(copy / "wirebench" / "__init__.py"), \
+        proc.stdout
+
+
+@needs_bwrap
 def test_a_command_agent_sees_no_secret_but_its_own(tmp_path, monkeypatch):
     """Review finding 7: /proc/$PPID/environ held Snakemake's whole environment, every
     provider's key. The sandbox has its own pid namespace and an environment built from
