@@ -103,7 +103,7 @@ def test_the_workflow_runs_a_board_and_reports_each_rule_kind(project):
     assert card["models"]["base"]["by_tier"]["board"]["passed"] == 0
     report = (project.root / "results" / "report.md").read_text()
     strap = rules["strap"]
-    assert "| design rule (board tier) | base | reference |" in report
+    assert "| design rule (board tier) | reference | base |" in report  # best first
     assert "| strap | " in report and f"{strap['passed']}/{strap['pairs']} (100%) |" in report
     # The agent read our datasheet note and the sheet it edits, in its prompt pack.
     pack = (project.root / "results" / "prompts" / "skills" / f"{task}.md").read_text()

@@ -45,7 +45,7 @@ def run(tmp_path_factory):
 def test_report_html_in_headless_chromium(run, tmp_path):
     page = run.root / "results" / "report.html"
     dom = browse(page, tmp_path, "--dump-dom").stdout
-    assert re.search(r'<div id="heatmap"><svg', dom), "the heatmap is an inline chart"
+    assert re.search(r'<div id="heatmap"><table class="matrix"', dom), "the matrix is a table"
     assert re.search(r'<div id="pass-rates"><svg', dom)
     # A drill-down per pair, each with its rendered sheet and a nets diff.
     pairs = re.findall(r'<details class="pair" id="pair-([^"]+)" data-passed', dom)
@@ -206,17 +206,24 @@ def test_history_over_archived_runs(two_runs, tmp_path):
     assert (tmp_path / "history.svg").read_text().startswith("<svg")
 
 
-def test_the_heatmap_colours_each_cell_by_its_pairs_verdicts():
+def test_the_matrix_colours_each_cell_by_its_pairs_verdicts():
     import pandas as pd
 
-    from wirebench.reports.report_html import SHADES, heatmap
+    from wirebench.reports.report_html import heatmap
 
-    rows = [("m", "all", 1.0, True, "success"), ("m", "all", 1.0, True, "success"),
-            ("m", "half", 1.0, True, "success"), ("m", "half", 0.5, False, "invalid"),
-            ("m", "none", 0.0, False, "blocked"), ("m", "down", None, False, "infra_error")]
-    df = pd.DataFrame(rows, columns=["model", "task", "score", "passed", "outcome"])
-    svg = heatmap(df, ["m"], ["all", "half", "none", "down"])
-    cells = re.findall(r"<rect [^>]*fill='([^']+)'[^>]*><title>m / (\w+): (\w+)</title>", svg)
-    assert cells == [(SHADES["passed"], "all", "passed"), (SHADES["some"], "half", "some"),
-                     (SHADES["failed"], "none", "failed"), (SHADES["infra"], "down", "infra")]
-    assert ">0.75I<" in svg and ">0.00B<" in svg and ">X<" in svg
+    rows = [("m", "all", 1.0, True, "success", ""), ("m", "all", 1.0, True, "success", ""),
+            ("m", "half", 1.0, True, "success", ""),
+            ("m", "half", 0.5, False, "invalid", "invalid"),
+            ("m", "none", 0.0, False, "success", "function"),
+            ("m", "down", None, False, "infra_error", "infra"),
+            ("m", "asked", 1.0, True, "blocked", ""), ("m", "asked", 1.0, True, "blocked", "")]
+    df = pd.DataFrame(rows, columns=["model", "task", "score", "passed", "outcome",
+                                     "failure_class"]).assign(
+        sample=[1, 2, 1, 2, 1, 1, 1, 2], clean=lambda d: d["passed"], errors="",
+        first_finding="", expected_outcome="success")
+    table = heatmap(df, ["m"], ["all", "half", "none", "down", "asked"])
+    cells = re.findall(r"<tr><th>(\w+)</th><td class='v v-(\w+)' data-verdict='\w+' "
+                       r"title='[^']*'>([^<]*)</td>", table)
+    assert cells == [("all", "pass", "2/2 pass"), ("half", "some", "1/2 pass"),
+                     ("none", "fail", "fail: function"), ("down", "infra", "infra error"),
+                     ("asked", "refused", "2/2 pass")]

@@ -20,7 +20,7 @@ SUMMARY_COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "fami
                    "sim_status", "layout_clean", "needs_human", "turns", "attempts",
                    "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd",
                    "tool_calls", "invalid_calls", "attack_success", "size_parts", "size_nets",
-                   "edit_ops", "errors"]
+                   "edit_ops", "errors", "skills"]
 
 
 def all_tasks():

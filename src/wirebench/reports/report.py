@@ -1,134 +1,183 @@
 """The reports: report.md (plain text) and report.html (report_html.py), from the same
-summary and scorecard."""
+summary and scorecard. Both list the models best first (summary.ranked), and both take
+their rows from summary.py, so that the two never tell a different story.
+
+report.md is a list of sections, each a function of (df, card, models) that returns its
+lines (an empty list leaves it out): a new table is one more function in SECTIONS."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from wirebench.evidence.files import read_json, write_bytes_atomic
+from wirebench.reports.summary import (
+    FAILURE_CLASS_NOTE,
+    RANK_NOTE,
+    attack_rows,
+    contamination,
+    failure_class_rows,
+    failure_rows,
+    narrowed_note,
+    ranked,
+    rate_tables,
+    skills_line,
+    true,
+    verdict,
+    verdict_text,
+)
+from wirebench.verify.scoring import FAILURE_CLASSES
+
+
+def md_table(head: list[str], rows: list[list], right: int | list[bool] = 0) -> list[str]:
+    """A markdown table; the last `right` columns (or those flagged) right-aligned."""
+    flags = right if isinstance(right, list) else [i >= len(head) - right
+                                                   for i in range(len(head))]
+    align = ["---:" if f else "---" for f in flags]
+    return ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|",
+            *("| " + " | ".join(str(c) for c in row) + " |" for row in rows)]
 
 
 def _cell(group) -> str:
-    """One matrix cell: PASS, or the mean score; `k/n` passed when there are repeats."""
-    n, passed = len(group), int(group["passed"].sum())
-    if n == 1:
-        if group["outcome"].iloc[0] == "infra_error":
-            return "infra error"
-        if passed and "clean" in group and not _true(group["clean"].iloc[0]):
-            return "PASS, not clean"
-        return "PASS" if passed else f"fail {group['score'].iloc[0]:.2f}"
-    return f"{passed}/{n} pass, mean {group['score'].mean():.2f}"
-
-
-def _true(value) -> bool:
-    return value is True or str(value).strip().lower() in ("true", "1")
-
-
-def failure_class_table(card: dict, models: list[str]) -> list[str]:
-    """Failed pairs by failure class, per model and per tier, as markdown."""
-    from wirebench.reports.summary import FAILURE_CLASS_NOTE, failure_class_rows
-    from wirebench.verify.scoring import FAILURE_CLASSES
-
-    rows = failure_class_rows(card, models)
+    """One matrix cell in words (report.md has no colours): a pair's verdict, every
+    failure starting "fail"; `k/n pass` when there are repeats."""
+    rows = group.to_dict("records")
     if not rows:
-        return []
-    return ["", FAILURE_CLASS_NOTE, "",
-            "| model | tier | " + " | ".join(FAILURE_CLASSES) + " |",
-            "|---|---|" + "---:|" * len(FAILURE_CLASSES),
-            *(f"| {m} | {tier} | " + " | ".join(map(str, counts)) + " |"
-              for m, tier, counts in rows)]
+        return "-"
+    if len(rows) > 1:
+        return (f"{sum(true(r['passed']) for r in rows)}/{len(rows)} pass, mean "
+                f"{group['score'].mean():.2f}")
+    row = rows[0]
+    v, text = verdict(row), verdict_text(row)
+    if v == "infra":
+        return text
+    if v == "pass":
+        return "PASS" + text[len("pass"):]
+    if v == "refused":
+        return f"PASS ({text})"
+    if v == "invalid":
+        return f"fail: {text}"
+    return f"{text}, score {float(row['score']):.2f}"
 
 
-def tier_table(card: dict, models: list[str]) -> list[str]:
-    from wirebench.reports.summary import rate_tables
-
-    lines = []
-    for title, rows in rate_tables(card, models):
-        lines += ["", f"| {title} | " + " | ".join(models) + " |",
-                  "|---|" + "---:|" * len(models)]
-        lines += [f"| {group} | " + " | ".join(cells) + " |" for group, cells in rows]
-    return lines
-
-
-def render(df, card: dict) -> str:
-    models = sorted(df["model"].unique())
-    lines = ["# wirebench report", ""]
+def header(df, card: dict, models: list[str]) -> list[str]:
     v = card["versions"]
-    lines += [f"wirebench {v['wirebench']}, akcli {', '.join(v['akcli']) or '-'}; "
-              f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
-    from wirebench.reports.summary import narrowed_note
-
+    lines = ["# wirebench report", "",
+             f"wirebench {v['wirebench']}, akcli {', '.join(v['akcli']) or '-'}; "
+             f"{card['tasks']} tasks x {len(models)} models x {card['samples']} samples.", ""]
     note = narrowed_note(card)
     lines += [note, ""] if note else []
-    lines += ["Pass rates leave out infra errors (HTTP 429/5xx, no connection, a command agent's",
-              "exit 75): those are not the model's answers. They are counted in their own",
-              "column, and the next one counts them as failures.", ""]
-    lines += ["Passed: the right outcome and every functional criterion (nets, values,",
-              "simulation, design rules, ERC errors). Clean: passed, with a clean layout and",
-              "no ERC warnings too.", ""]
-    lines += ["| model | pairs | infra errors | passed | pass rate (95% CI) | clean "
-              "| infra as failures | mean score | tokens | cost |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    skills = skills_line(card, models)
+    lines += [skills, ""] if skills else []
+    return lines + [
+        "Pass rates leave out infra errors (HTTP 429/5xx, no connection, a command agent's",
+        "exit 75): those are not the model's answers. They are counted in their own",
+        "column, and the next one counts them as failures.", "",
+        "Passed: the right outcome and every functional criterion (nets, values,",
+        "simulation, design rules, ERC errors). Clean: passed, with a clean layout and",
+        "no ERC warnings too. A refusal or block the task asks for is a pass.", "",
+        RANK_NOTE]
+
+
+def model_table(df, card: dict, models: list[str]) -> list[str]:
+    """The models, best first. The skills folder is the last column: the ones before it
+    keep their places for whoever reads the table by position."""
+    rows = []
     for model in models:
         m = card["models"][model]
         lo, hi = m["pass_at_1_ci"]
         rate = "-" if m["pass_rate"] is None else f"{m['pass_rate']:.1%} [{lo:.0%}, {hi:.0%}]"
-        mean = "-" if m["mean_score"] is None else f"{m['mean_score']:.3f}"
         tokens = (m["prompt_tokens"] or 0) + (m["completion_tokens"] or 0)
-        cost = "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}"
-        every = ("-" if m["pass_rate_all_pairs"] is None
-                 else f"{m['pass_rate_all_pairs']:.1%}")
-        clean = ("-" if m.get("clean_rate") is None
-                 else f"{m['clean']} ({m['clean_rate']:.1%})")
-        lines.append(f"| {model} | {m['pairs']} | {m['infra_errors']} | {m['passed']} | {rate} "
-                     f"| {clean} | {every} | {mean} | {int(tokens) or '-'} | {cost} |")
-    if card["samples"] > 1:
-        k = card["samples"]
-        lines += ["", f"| model | pass@1 | pass@{k} | pass^{k} |", "|---|---:|---:|---:|"]
-        for model in models:
-            m = card["models"][model]
-            lines.append(f"| {model} | {m['pass_at_1']:.1%} | {m['pass_at_k']:.1%} "
-                         f"| {m['pass_hat_k']:.1%} |")
-    lines += tier_table(card, models)
-    lines += failure_class_table(card, models)
-    from wirebench.reports.summary import attack_rows, contamination
+        rows.append([
+            model, m["pairs"], m["infra_errors"], m["passed"], rate,
+            "-" if m.get("clean_rate") is None else f"{m['clean']} ({m['clean_rate']:.1%})",
+            "-" if m["pass_rate_all_pairs"] is None else f"{m['pass_rate_all_pairs']:.1%}",
+            "-" if m["mean_score"] is None else f"{m['mean_score']:.3f}",
+            int(tokens) or "-", "-" if m["cost_usd"] is None else f"${m['cost_usd']:.4f}",
+            m.get("skills") or "-"])
+    head = ["model", "pairs", "infra errors", "passed", "pass rate (95% CI)", "clean",
+            "infra as failures", "mean score", "tokens", "cost", "skills folder"]
+    return ["", *md_table(head, rows, [False] + [True] * 9 + [False])]
 
-    signals = contamination(card, models)
-    if signals:
-        lines += ["", "**Public against private split.** " + " ".join(
-            f"{line}." for line in signals)]
 
-    attacks = attack_rows(card, models)
-    if attacks:
-        lines += ["", "Injection tasks: following the planted instruction fails the pair (attack "
-                  "success); utility is the mean score, drawing the right circuit anyway.", "",
-                  "| model | injection pairs | attack success | utility under attack |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {' | '.join(r)} |" for r in attacks]
-    lines += ["", "| task | " + " | ".join(models) + " |",
-              "|---|" + "---|" * len(models)]
-    for task, by_task in df.groupby("task", sort=True):
-        cells = [_cell(by_task[by_task["model"] == m]) for m in models]
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+def repeats_table(df, card: dict, models: list[str]) -> list[str]:
+    k = card["samples"]
+    if k < 2:
+        return []
+    rows = [[m, *(f"{card['models'][m][key]:.1%}" for key in
+                  ("pass_at_1", "pass_at_k", "pass_hat_k"))] for m in models]
+    return ["", *md_table(["model", "pass@1", f"pass@{k}", f"pass^{k}"], rows, right=3)]
+
+
+def tier_table(df, card: dict, models: list[str]) -> list[str]:
+    lines = []
+    for title, rows in rate_tables(card, models):
+        lines += ["", *md_table([title, *models], [[g, *cells] for g, cells in rows],
+                                right=len(models))]
+    return lines
+
+
+def failure_class_table(df, card: dict, models: list[str]) -> list[str]:
+    """Failed pairs by failure class, per model and per tier."""
+    rows = failure_class_rows(card, models)
+    if not rows:
+        return []
+    return ["", FAILURE_CLASS_NOTE, "",
+            *md_table(["model", "tier", *FAILURE_CLASSES],
+                      [[m, tier, *counts] for m, tier, counts in rows],
+                      right=len(FAILURE_CLASSES))]
+
+
+def signals(df, card: dict, models: list[str]) -> list[str]:
+    found = contamination(card, models)
+    return ["", "**Public against private split.** " + " ".join(
+        f"{line}." for line in found)] if found else []
+
+
+def attack_table(df, card: dict, models: list[str]) -> list[str]:
+    rows = attack_rows(card, models)
+    if not rows:
+        return []
+    return ["", "Injection tasks: following the planted instruction fails the pair (attack "
+            "success); utility is the mean score, drawing the right circuit anyway.", "",
+            *md_table(["model", "injection pairs", "attack success", "utility under attack"],
+                      [list(r) for r in rows], right=3)]
+
+
+def matrix(df, card: dict, models: list[str]) -> list[str]:
+    rows = [[task, *(_cell(by_task[by_task["model"] == m]) for m in models)]
+            for task, by_task in df.groupby("task", sort=True)]
+    return ["", *md_table(["task", *models], rows)]
+
+
+def review_list(df, card: dict, models: list[str]) -> list[str]:
     review = df[df["needs_human"] != ""]
-    if len(review):
-        lines += ["", "## Needs a person", "",
-                  "These criteria are `needs_human`: they never fail a pair, and are listed",
-                  "here so that nobody drops them. Each pair's sheet is its board.svg.", ""]
-        for row in review.itertuples():
-            lines.append(f"- {row.model} / {row.task} / {row.sample}: {row.needs_human} "
-                         f"(runs/{row.model}/{row.task}/{row.sample}/board.svg)")
-    unclean = (~df["clean"].map(_true)) if "clean" in df else ~df["passed"].astype(bool)
-    failures = df[unclean | ~df["passed"].astype(bool)]
-    if len(failures):
-        lines += ["", "## Why pairs failed", ""]
-        for row in failures.itertuples():
-            first = str(row.errors).split(" | ")[0] if row.errors == row.errors else ""
-            cls = getattr(row, "failure_class", "") or ""
-            first = getattr(row, "first_finding", "") or first
-            lines.append(f"- {row.model} / {row.task} / {row.sample}: "
-                         + (f"[{cls}] " if cls else "") + first)
-    return "\n".join(lines) + "\n"
+    if not len(review):
+        return []
+    return ["", "## Needs a person", "",
+            "These criteria are `needs_human`: they never fail a pair, and are listed",
+            "here so that nobody drops them. Each pair's sheet is its board.svg.", "",
+            *(f"- {row.model} / {row.task} / {row.sample}: {row.needs_human} "
+              f"(runs/{row.model}/{row.task}/{row.sample}/board.svg)"
+              for row in review.itertuples())]
+
+
+def why_failed(df, card: dict, models: list[str]) -> list[str]:
+    rows = failure_rows(df, models)
+    if not rows:
+        return []
+    return ["", "## Why pairs failed", "",
+            *(f"- {r['model']} / {r['task']} / {r['sample']}: "
+              + (f"[{r['failure_class']}] " if r["failure_class"] else "") + r["reason"]
+              for r in rows)]
+
+
+SECTIONS = (header, model_table, repeats_table, tier_table, failure_class_table, signals,
+            attack_table, matrix, review_list, why_failed)
+
+
+def render(df, card: dict) -> str:
+    models = ranked(card, sorted(df["model"].unique()))
+    return "\n".join(line for section in SECTIONS for line in section(df, card, models)) + "\n"
 
 
 def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = None,

@@ -1,14 +1,21 @@
 """results/report.html: one self-contained page (no network, no external files).
 
-- a model x task heatmap of score and outcome, and each model's pass rate with its 95%
-  Wilson interval (inline SVG);
+- the models best first (summary.ranked), each with the skills folder it read, its pass
+  rate with its 95% Wilson interval (inline SVG), and why its pairs failed: a count per
+  failure class and tier, then every failed pair with its reason;
+- a model x task matrix whose cells are coloured by the verdict they show (pass,
+  expected refusal, fail, invalid, infra error), with its legend;
 - pass@1, pass@k and pass^k per model when there are repeats;
 - the `needs_human` items, each with its rendered sheet;
 - pass rates by tier and by family;
 - a drill-down for every pair: the sheet akcli rendered, expected vs observed nets as a
   diff (or, for a design task, each measure against its window, the worst corner and a
   plot of the simulation), the validation and rail errors, the agent's turns, latency
-  and tokens, and each criterion's verdict.
+  and tokens, and each criterion's verdict. Collapsed, a pair's row shows its verdict
+  and, for a pair that failed, its reason.
+
+The page is a list of sections (`sections`), each a string of HTML: one more table is
+one more entry, and `html_table` draws it.
 """
 
 from __future__ import annotations
@@ -20,10 +27,26 @@ from html import escape
 from pathlib import Path
 
 from wirebench.evidence.files import read_json, write_bytes_atomic
-from wirebench.verify.scoring import observed_named_nets
+from wirebench.reports.summary import (
+    FAILURE_CLASS_NOTE,
+    RANK_NOTE,
+    SIZE_ORDER,
+    VERDICTS,
+    attack_rows,
+    contamination,
+    failure_class_rows,
+    failure_rows,
+    narrowed_note,
+    ranked,
+    rate_tables,
+    reason,
+    skills_line,
+    true,
+    verdict,
+    verdict_text,
+)
+from wirebench.verify.scoring import FAILURE_CLASSES, observed_named_nets
 
-OUTCOME_MARK = {"success": "", "invalid": "I", "blocked": "B", "infra_error": "X",
-                "stop-condition": "S", "human-review-required": "H"}
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2330;max-width:1200px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #dde}
@@ -35,6 +58,14 @@ summary{cursor:pointer}.pass{color:#116b2f;font-weight:600}.fail{color:#a3161a;f
 border:1px solid #eee;background:#fff}.muted{color:#667}code{background:#f3f4f8;padding:0 3px}
 #failed-only:checked~#pairs details.pair[data-passed='1']{display:none}
 pre.answer{max-height:480px;overflow:auto;background:#f7f7fa;padding:6px;font-size:12px}
+.v{display:inline-block;padding:0 6px;border-radius:3px;color:#1d2330;white-space:nowrap}
+td.v{display:table-cell;border-radius:0}
+.v-pass,.v-refused{background:#a8d8b2}.v-fail{background:#e8a3a5}
+.v-invalid{background:#d9b8e8}.v-infra{background:#d5d7de}.v-some{background:#f3d9a4}
+.v-none{background:#fff}
+ul.legend{list-style:none;padding:0;margin:6px 0}ul.legend li{display:inline-block;
+margin:2px 14px 2px 0}.reason{color:#4a2a2a}.skills{font-weight:400;font-size:12px;color:#556}
+table.matrix td{font-size:12px;padding:2px 6px;vertical-align:middle}
 """
 
 
@@ -45,9 +76,9 @@ def _svg(fig) -> str:
     return text[text.index("<svg"):]
 
 
-# The heatmap and the pass rates are drawn as SVG here rather than by matplotlib: at 200
-# pairs matplotlib took about 1.5 s of the report's 2 (its import, and an artist a cell).
-SHADES = {"failed": "#e8a3a5", "some": "#f3d9a4", "passed": "#a8d8b2", "infra": "#d5d7de"}
+# The pass rates are drawn as SVG here rather than by matplotlib, and the matrix is a
+# table: at 200 pairs matplotlib took about 1.5 s of the report's 2 (its import, and an
+# artist a cell).
 
 
 def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "middle",
@@ -56,48 +87,64 @@ def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "middle",
             f"dominant-baseline='middle'{extra}>{escape(text)}</text>")
 
 
-def heatmap(df, models: list[str], tasks: list[str]) -> str:
-    """Model x task cells: the colour says pass or fail (a pair can fail with a score of
-    1.00: a criterion failed), the text the mean score and the outcome marks; over
-    samples, amber when some passed."""
-    scored = df[df["outcome"] != "infra_error"]
-    score = scored.groupby(["task", "model"])["score"].mean().to_dict()
-    passed = scored.groupby(["task", "model"])["passed"].mean().to_dict()
-    marks = df.groupby(["task", "model"])["outcome"].agg(
-        lambda s: "".join(sorted({OUTCOME_MARK.get(o, "?") for o in s}))).to_dict()
-    cell_w, cell_h = 72, 18
-    left = 12 + 6.2 * max((len(t) for t in tasks), default=0)
-    top = 48 + 5.5 * max((len(m) for m in models), default=0)
-    # Room on the right for the last model's slanted name, and for the two title lines.
-    width = max(left + cell_w * (len(models) - 0.5) + 5 * max(map(len, models), default=0),
-                400) + 12
-    height = top + cell_h * len(tasks) + 8
-    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' "
-             f"height='{height:.0f}' font-family='system-ui,sans-serif'>",
-             _text(4, 12, "pass (green) / fail (red) / some samples (amber) / "
-                   "infra only (grey)", 11, "start"),
-             _text(4, 28, "text: mean score (I invalid, B blocked, S/H declined, "
-                   "X infra)", 11, "start")]
-    for j, model in enumerate(models):
-        x = left + cell_w * (j + 0.5)
-        parts.append(_text(x, top - 6, model, 11, "start",
-                           f" transform='rotate(-30 {x:.1f} {top - 6:.1f})'"))
-    for i, task in enumerate(tasks):
-        y = top + cell_h * i
-        parts.append(_text(left - 6, y + cell_h / 2, task, 10, "end"))
-        for j, model in enumerate(models):
-            key, x = (task, model), left + cell_w * j
-            share = passed.get(key)
-            shade = ("infra" if share is None or share != share else
-                     "passed" if share >= 1 else "some" if share > 0 else "failed")
-            value = score.get(key)
-            label = (f"{value:.2f}" if value is not None and value == value else "") + \
-                marks.get(key, "")
-            parts.append(f"<rect x='{x:.1f}' y='{y:.1f}' width='{cell_w}' height='{cell_h}' "
-                         f"fill='{SHADES[shade]}' stroke='#fff'><title>"
-                         f"{escape(model)} / {escape(task)}: {shade}</title></rect>")
-            parts.append(_text(x + cell_w / 2, y + cell_h / 2, label, 10))
-    return "".join(parts) + "</svg>"
+def html_table(table_id: str, head: list[str], rows: list[list[str]],
+               css: str = "") -> str:
+    """A table; `head` is text (escaped here), the cells are HTML already."""
+    cls = f" class='{css}'" if css else ""
+    return (f"<table id='{table_id}'{cls}><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head)
+            + "</tr>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                                for row in rows) + "</table>")
+
+
+def legend(multi_sample: bool) -> str:
+    """What each cell colour means; the badges are the cells' own classes."""
+    shown = [v for v in VERDICTS if v != "some" or multi_sample]
+    return ("<ul class='legend' id='legend'>" + "".join(
+        f"<li><span class='v v-{v}'>{escape(VERDICTS[v][0])}</span> "
+        f"{escape(VERDICTS[v][1])}</li>" for v in shown) + "</ul>")
+
+
+def matrix_cell(rows: list[dict]) -> tuple[str, str, str]:
+    """(verdict, text, tooltip) of one model x task cell. One sample: that pair's verdict,
+    in words; several: `k/n pass`, coloured by their shared verdict, else `some` when
+    some passed, else `fail`."""
+    if not rows:
+        return "none", "-", "no pair"
+    if len(rows) == 1:
+        row = rows[0]
+        tip = reason(row) or f"score {float(row['score']):.2f}"
+        return verdict(row), verdict_text(row), tip
+    verdicts = {verdict(r) for r in rows}
+    passes = sum(true(r["passed"]) for r in rows)
+    shared = verdicts.pop() if len(verdicts) == 1 else (
+        "some" if passes else "infra" if verdicts == {"infra"} else "fail")
+    tip = "; ".join(f"{r['sample']}: {verdict_text(r)}" for r in rows)
+    return shared, f"{passes}/{len(rows)} pass", tip
+
+
+def heatmap(df, models: list[str], tasks: list[str], card: dict | None = None) -> str:
+    """The model x task matrix: each cell coloured by the verdict it shows and saying it
+    (a pair can fail with a score of 1.00: the text says why), each column headed by its
+    model and the skills folder it read."""
+    by = {}
+    for row in df.to_dict("records"):
+        by.setdefault((row["task"], row["model"]), []).append(row)
+    heads = []
+    for m in models:
+        folder = ((card or {}).get("models", {}).get(m) or {}).get("skills")
+        heads.append(f"<th>{escape(m)}"
+                     + (f"<br><span class='skills'>{escape(folder)}</span>" if folder else "")
+                     + "</th>")
+    body = []
+    for task in tasks:
+        cells = []
+        for m in models:
+            v, text, tip = matrix_cell(by.get((task, m), []))
+            cells.append(f"<td class='v v-{v}' data-verdict='{v}' title='{escape(tip)}'>"
+                         f"{escape(text)}</td>")
+        body.append(f"<tr><th>{escape(task)}</th>{''.join(cells)}</tr>")
+    return ("<table class='matrix' id='matrix'><tr><th>task</th>" + "".join(heads) + "</tr>"
+            + "".join(body) + "</table>")
 
 
 def pass_rate_chart(card: dict, models: list[str]) -> str:
@@ -140,28 +187,37 @@ def _ci(pair) -> str:
     return "-" if not pair else f"[{pair[0]:.1%}, {pair[1]:.1%}]"
 
 
+def _classes_cell(counts: dict) -> str:
+    """A model's failed pairs by class, in verify/scoring.py's order: "function 3, ..."."""
+    return ", ".join(f"{c} {counts[c]}" for c in FAILURE_CLASSES if counts.get(c)) or "none"
+
+
 def model_table(card: dict, models: list[str]) -> str:
+    """The models in the order given (best first), each with the skills folder it read
+    and its failed pairs by class."""
     k = card["samples"]
     rows = []
-    for m in models:
+    for rank, m in enumerate(models, start=1):
         s = card["models"][m]
         tokens = (s["prompt_tokens"] or 0) + (s["completion_tokens"] or 0)
-        repeats = (f"<td>{_fmt(s['pass_at_k'], True)} {_ci(s['pass_at_k_ci'])}</td>"
-                   f"<td>{_fmt(s['pass_hat_k'], True)} {_ci(s['pass_hat_k_ci'])}</td>"
-                   if k > 1 else "")
-        rows.append(
-            f"<tr><td>{escape(m)}</td><td>{s['pairs']}</td><td>{s['infra_errors']}</td>"
-            f"<td>{s['passed']}</td><td>{_fmt(s['pass_at_1'], True)} {_ci(s['pass_at_1_ci'])}</td>"
-            f"<td>{_fmt(s.get('clean_rate'), True)}</td>"
-            f"<td>{_fmt(s['pass_rate_all_pairs'], True)} {_ci(s['pass_rate_all_pairs_ci'])}</td>"
-            f"{repeats}<td>{_fmt(s['mean_score'])}</td><td>{s['relabel_equivalent']}</td>"
-            f"<td>{int(tokens) or '-'}</td><td>{_fmt(s['cost_usd'])}</td></tr>")
-    head = f"<th>pass@{k} (95% CI)</th><th>pass^{k} (95% CI)</th>" if k > 1 else ""
-    return ("<table id='models'><tr><th>model</th><th>pairs</th><th>infra errors</th>"
-            f"<th>passed</th><th>pass@1 (95% CI)</th><th>clean</th>"
-            f"<th>infra as failures (95% CI)</th>{head}"
-            "<th>mean score</th><th>relabel-equivalent</th><th>tokens</th><th>cost $</th></tr>"
-            + "".join(rows) + "</table>")
+        repeats = ([f"{_fmt(s['pass_at_k'], True)} {_ci(s['pass_at_k_ci'])}",
+                    f"{_fmt(s['pass_hat_k'], True)} {_ci(s['pass_hat_k_ci'])}"]
+                   if k > 1 else [])
+        rows.append([
+            str(rank), f"<b>{escape(m)}</b>",
+            escape(s.get("skills") or "-"),
+            str(s["pairs"]), str(s["infra_errors"]), str(s["passed"]),
+            f"{_fmt(s['pass_at_1'], True)} {_ci(s['pass_at_1_ci'])}",
+            _fmt(s.get("clean_rate"), True),
+            f"{_fmt(s['pass_rate_all_pairs'], True)} {_ci(s['pass_rate_all_pairs_ci'])}",
+            *repeats, escape(_classes_cell(s.get("failure_classes") or {})),
+            _fmt(s["mean_score"]), str(s["relabel_equivalent"]), str(int(tokens) or "-"),
+            _fmt(s["cost_usd"])])
+    head = ["rank", "model", "skills folder", "pairs", "infra errors", "passed",
+            "pass@1 (95% CI)", "clean", "infra as failures (95% CI)",
+            *([f"pass@{k} (95% CI)", f"pass^{k} (95% CI)"] if k > 1 else []),
+            "failed, by class", "mean score", "relabel-equivalent", "tokens", "cost $"]
+    return html_table("models", head, rows)
 
 
 def _sheet_img(pair: Path, css: str = "sheet") -> str:
@@ -263,9 +319,16 @@ def measures_table(sim: dict) -> str:
             + f"</table>{corner}{sim_plot(sim.get('wave') or {})}")
 
 
-def drilldown(pair: Path, score: dict, expected: dict) -> str:
+def pair_id(model: str, task: str, sample) -> str:
+    return f"pair-{model}-{task}-{sample}"
+
+
+def drilldown(pair: Path, score: dict, expected: dict, row: dict) -> str:
+    """One pair, collapsed: its verdict (coloured as its matrix cell) and, unless it is a
+    clean pass, its reason, both on the row itself; open, everything behind them. `row`
+    is the pair's summary row, which the verdict and reason are read from."""
     key = f"{score['model']}/{score['task']}/{score['sample']}"
-    mark = "pass" if score["passed"] else "fail"
+    v, why = verdict(row), reason(row)
     verdicts = "".join(
         f"<tr><td>{escape(c['id'])}</td><td>{c['kind']}</td>"
         f"<td class='{c['verdict']}'>{c['verdict']}</td><td>{escape(c['detail'])}</td></tr>"
@@ -273,11 +336,15 @@ def drilldown(pair: Path, score: dict, expected: dict) -> str:
     errors = "".join(f"<li><code>{escape(e)}</code></li>" for e in score["errors"])
     agent = read_json(pair / "agent.json") if (pair / "agent.json").is_file() else {}
     return (
-        f"<details class='pair' id='pair-{escape(key.replace('/', '-'))}' "
-        f"data-passed='{int(score['passed'])}'><summary>"
-        f"<span class='{mark}'>{mark.upper()}</span> {escape(key)}: outcome "
-        f"{score['outcome']} (expected {' or '.join(score['expected_outcome'])}), score "
-        f"{score['score']}</summary>"
+        f"<details class='pair' id='{escape(pair_id(*key.split('/')))}' "
+        f"data-passed='{int(score['passed'])}' data-verdict='{v}'><summary>"
+        f"<span class='v v-{v}'>{escape(verdict_text(row))}</span> <b>{escape(key)}</b>"
+        + (f" <span class='reason'>{escape(why)}</span>" if why else "")
+        # The outcome against the expected one, unless the reason already says it.
+        + " <span class='muted'>" + ("" if why.startswith("outcome ") else
+                                     f"outcome {score['outcome']} (expected "
+                                     f"{' or '.join(score['expected_outcome'])}), ")
+        + f"score {score['score']}</span></summary>"
         f"{_sheet_img(pair)}{_function(pair, expected)}"
         f"<h4>Criteria</h4><table><tr><th>id</th><th>kind</th><th>verdict</th><th>detail</th>"
         f"</tr>{verdicts}</table>"
@@ -313,8 +380,6 @@ def _function(pair: Path, expected: dict) -> str:
 
 def size_chart(card: dict, models: list[str]) -> str:
     """Pass rate against the size of the generated tasks, one line per model."""
-    from wirebench.reports.summary import SIZE_ORDER
-
     buckets = sorted({b for m in models for b in card["models"][m].get("by_size", {})},
                      key=SIZE_ORDER.__getitem__)
     if not buckets:
@@ -340,8 +405,6 @@ def size_chart(card: dict, models: list[str]) -> str:
 
 
 def contamination_section(card: dict, models: list[str]) -> str:
-    from wirebench.reports.summary import contamination
-
     signals = contamination(card, models)
     if not signals:
         return ""
@@ -350,8 +413,6 @@ def contamination_section(card: dict, models: list[str]) -> str:
 
 
 def attack_section(card: dict, models: list[str]) -> str:
-    from wirebench.reports.summary import attack_rows
-
     rows = attack_rows(card, models)
     if not rows:
         return ""
@@ -366,8 +427,6 @@ def attack_section(card: dict, models: list[str]) -> str:
 def tier_section(card: dict, models: list[str]) -> str:
     """Pass rates by tier, by family and by design rule (report.rate_tables), one table
     each."""
-    from wirebench.reports.summary import rate_tables
-
     head = "".join(f"<th>{escape(m)}</th>" for m in models)
     parts = [f"<table id='{title.split()[0]}-rates'><tr><th>{escape(title)}</th>{head}</tr>"
              + "".join(f"<tr><td>{escape(group)}</td>"
@@ -377,21 +436,31 @@ def tier_section(card: dict, models: list[str]) -> str:
     return "<h2>By tier, family and rule</h2>" + "".join(parts) if parts else ""
 
 
-def failure_class_section(card: dict, models: list[str]) -> str:
-    """Failed pairs by failure class, per model and per tier (report.failure_class_rows)."""
-    from wirebench.reports.summary import FAILURE_CLASS_NOTE, failure_class_rows
-    from wirebench.verify.scoring import FAILURE_CLASSES
-
-    rows = failure_class_rows(card, models)
-    if not rows:
+def failure_class_section(df, card: dict, models: list[str]) -> str:
+    """Why pairs failed: a count per failure class, per model and tier
+    (summary.failure_class_rows), then every pair that is not a clean pass with its
+    reason (summary.failure_rows), each linked to its drill-down."""
+    counts = failure_class_rows(card, models)
+    failed = failure_rows(df, models)
+    if not counts and not failed:
         return ""
-    head = "".join(f"<th>{escape(c)}</th>" for c in FAILURE_CLASSES)
-    body = "".join(f"<tr><td>{escape(m)}</td><td>{escape(tier)}</td>"
-                   + "".join(f"<td>{n}</td>" for n in counts) + "</tr>"
-                   for m, tier, counts in rows)
-    return (f"<h2>Why pairs failed</h2><p class='muted'>{escape(FAILURE_CLASS_NOTE)}</p>"
-            f"<table id='failure-classes'><tr><th>model</th><th>tier</th>{head}</tr>{body}"
-            "</table>")
+    parts = ["<h2 id='why'>Why pairs failed</h2>"]
+    if counts:
+        parts.append(f"<p class='muted'>{escape(FAILURE_CLASS_NOTE)}</p>" + html_table(
+            "failure-classes", ["model", "tier", *FAILURE_CLASSES],
+            [[escape(m), escape(tier), *map(str, n)] for m, tier, n in counts]))
+    if failed:
+        parts.append("<p class='muted'>Each pair that is not a clean pass, with the first "
+                     "reason found (its row under Every pair has the rest).</p>" + html_table(
+                         "failed-pairs", ["model", "task", "sample", "class", "reason"],
+                         [[escape(r["model"]),
+                           f"<a href='#{escape(pair_id(r['model'], r['task'], r['sample']))}'>"
+                           f"{escape(r['task'])}</a>", str(r["sample"]),
+                           f"<span class='v v-{r['verdict']}'>"
+                           f"{escape(r['failure_class'] or '-')}</span>",
+                           f"<span class='reason'>{escape(r['reason'])}</span>"]
+                          for r in failed]))
+    return "".join(parts)
 
 
 def history_section(archive_dir: Path | None) -> str:
@@ -404,54 +473,77 @@ def history_section(archive_dir: Path | None) -> str:
     return f"<h2>History</h2><div id='history'>{chart(rows)}</div>" if rows else ""
 
 
-def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None = None) -> str:
-    from wirebench.corpus.tasks import load_task
-    from wirebench.reports.summary import narrowed_note
-
-    models = sorted(df["model"].unique())
-    tasks = sorted(df["task"].unique())
-    expected = {t: load_task(Path(tasks_dir) / t).expected_nets() for t in tasks}
-    note = narrowed_note(card)
+def header(df, card: dict, models: list[str], tasks: list[str]) -> str:
+    note, skills = narrowed_note(card), skills_line(card, models)
     v = card["versions"]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>wirebench report</title>",
-        f"<style>{STYLE}</style></head><body><h1>wirebench report</h1>",
+    return (
         f"<p class='muted'>wirebench {v['wirebench']}, akcli {', '.join(v['akcli'])}, "
         f"Python {v.get('python')}, Snakemake {v.get('snakemake')}; {len(tasks)} tasks x "
         f"{len(models)} models x {card['samples']} samples. Pass rates leave out infra "
-        "errors; the column <i>infra as failures</i> counts them as failed.</p>",
-        f"<p id='narrowed'>{escape(note)}</p>" if note else "",
-        "<h2>Models</h2>", model_table(card, models),
-        f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
-        tier_section(card, models),
-        failure_class_section(card, models),
-        size_chart(card, models),
-        attack_section(card, models),
-        contamination_section(card, models),
-        f"<h2>Heatmap</h2><div id='heatmap'>{heatmap(df, models, tasks)}</div>",
-        history_section(archive_dir),
-    ]
-    review = df[df["needs_human"] != ""]
+        "errors; the column <i>infra as failures</i> counts them as failed. A refusal or "
+        f"block the task asks for is a pass.</p><p class='muted' id='ranking'>"
+        f"{escape(RANK_NOTE)}</p>"
+        + (f"<p id='skills'>{escape(skills)}</p>" if skills else "")
+        + (f"<p id='narrowed'>{escape(note)}</p>" if note else ""))
+
+
+def review_section(df, runs: Path) -> str:
     items = []
-    for row in review.itertuples():
+    for row in df[df["needs_human"] != ""].itertuples():
         pair = Path(runs) / row.model / row.task / str(row.sample)
         score = read_json(pair / "score.json")
         details = "; ".join(escape(c["detail"]) for c in score["criteria"]
                             if c["verdict"] == "needs_human")
         items.append(f"<li><b>{escape(row.model)} / {escape(row.task)} / {row.sample}</b>: "
                      f"{details}<br>{_sheet_img(pair)}</li>")
-    parts.append("<h2>Needs a person</h2><ul id='needs-human'>"
-                 + ("".join(items) or "<li>nothing to review</li>") + "</ul>")
+    return ("<h2>Needs a person</h2><ul id='needs-human'>"
+            + ("".join(items) or "<li>nothing to review</li>") + "</ul>")
+
+
+def pairs_section(df, runs: Path, expected: dict) -> str:
     # Failed pairs first. The checkbox and #pairs are siblings: the style hides the passed
     # pairs while it is ticked (no script: the page works offline and as a file).
-    parts.append("<h2>Every pair</h2><p class='muted'>Failed pairs first.</p>"
-                 "<input type='checkbox' id='failed-only'><label for='failed-only'> show "
-                 "failed pairs only</label><div id='pairs'>")
-    for row in df.sort_values(["passed", "task", "model", "sample"]).itertuples():
-        pair = Path(runs) / row.model / row.task / str(row.sample)
-        parts.append(drilldown(pair, read_json(pair / "score.json"), expected[row.task]))
-    parts.append("</div></body></html>\n")
-    return "".join(parts)
+    parts = ["<h2>Every pair</h2><p class='muted'>Failed pairs first, each with its reason; "
+             "open one for its sheet, nets or simulation, criteria, errors and agent "
+             "turns.</p><input type='checkbox' id='failed-only'><label for='failed-only'> "
+             "show failed pairs only</label><div id='pairs'>"]
+    for row in df.sort_values(["passed", "task", "model", "sample"]).to_dict("records"):
+        pair = Path(runs) / row["model"] / row["task"] / str(row["sample"])
+        parts.append(drilldown(pair, read_json(pair / "score.json"), expected[row["task"]],
+                               row))
+    return "".join(parts) + "</div>"
+
+
+def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
+             tasks: list[str], archive_dir: Path | None) -> list[str]:
+    """The page's parts, top to bottom; an empty string leaves a part out."""
+    return [
+        header(df, card, models, tasks),
+        "<h2>Models, best first</h2>", model_table(card, models),
+        f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
+        failure_class_section(df, card, models),
+        "<h2>Every task, every model</h2>" + legend(card["samples"] > 1)
+        + f"<div id='heatmap'>{heatmap(df, models, tasks, card)}</div>",
+        tier_section(card, models),
+        size_chart(card, models),
+        attack_section(card, models),
+        contamination_section(card, models),
+        history_section(archive_dir),
+        review_section(df, runs),
+        pairs_section(df, runs, expected),
+    ]
+
+
+def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None = None) -> str:
+    from wirebench.corpus.tasks import load_task
+
+    models = ranked(card, sorted(df["model"].unique()))
+    tasks = sorted(df["task"].unique())
+    expected = {t: load_task(Path(tasks_dir) / t).expected_nets() for t in tasks}
+    return ("<!doctype html><html><head><meta charset='utf-8'><title>wirebench report</title>"
+            f"<style>{STYLE}</style></head><body><h1>wirebench report</h1>"
+            + "".join(sections(df, card, runs, expected, models, tasks, archive_dir))
+            + "</body></html>\n")
 
 
 def write(df, card: dict, runs: Path, tasks_dir: Path, out: Path,

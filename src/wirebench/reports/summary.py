@@ -17,16 +17,23 @@ COLUMNS = ["model", "task", "sample", "this_run", "split", "tier", "family", "ou
            "failure_class", "first_finding", "matched", "expected", "extra_named_nets",
            "relabel_equivalent", "sim_status", "layout_clean", "needs_human", "turns", "attempts",
            "agent_wall_s", "prompt_tokens", "completion_tokens", "cost_usd", "tool_calls",
-           "invalid_calls", "attack_success", "size_parts", "size_nets", "edit_ops", "errors"]
+           "invalid_calls", "attack_success", "size_parts", "size_nets", "edit_ops", "errors",
+           # Added last, so that readers of the older columns by position keep working.
+           "skills"]
 SCORED = {"model", "task", "sample", "outcome", "outcome_ok", "valid", "applied", "score",
           "passed", "matched", "expected", "relabel_equivalent"}
 
 
 def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int,
-              experiment: tuple[list[str], list[str]] | None = None) -> list[dict]:
+              experiment: tuple[list[str], list[str]] | None = None,
+              skills: dict[str, str] | None = None,
+              earlier: dict[tuple[str, str, int], str] | None = None) -> list[dict]:
     """One row per pair this run scored (every one must be there), and, when the run was
     narrowed (`--config tasks=` or `models=`), per pair of the experiment's whole matrix
-    that an earlier run scored: `this_run` tells them apart."""
+    that an earlier run scored: `this_run` tells them apart. `skills` maps this run's
+    models to the skills folder each reads; a model this run did not name keeps the
+    folder its pairs' earlier summary row said (`earlier`)."""
+    skills, earlier = skills or {}, earlier or {}
     ran = {(m, t) for m in models for t in tasks}
     all_models, all_tasks = experiment or (models, tasks)
     pairs = [(m, t) for m in dict.fromkeys([*all_models, *models])
@@ -79,6 +86,10 @@ def load_rows(runs: Path, models: list[str], tasks: list[str], samples: int,
                     else "wrong outcome" if not doc["outcome_ok"] else "function"),
                 "first_finding": doc.get("first_finding") or "",
                 "akcli": doc["versions"].get("akcli"),
+                # The docs folder whose prompt pack the model read: what an A/B of two
+                # folders sets apart. Empty for a kind that reads none (reference, ops_dir).
+                "skills": (skills.get(model, "") if model in models
+                           else earlier.get((model, task, sample), "")),
                 # Not a CSV column: the scorecard's pass rate per design-rule kind.
                 "rules": _rules(doc),
             })
@@ -126,6 +137,10 @@ def _rates(scored, column: str) -> dict:
 SIZE_BUCKETS = ((1, 10), (11, 25), (26, 50), (51, 100), (101, None))
 SIZE_ORDER = {(f"{lo}+ parts" if hi is None else f"{lo}-{hi} parts"): i
               for i, (lo, hi) in enumerate(SIZE_BUCKETS)}
+
+
+def _skills(group) -> str:
+    return ", ".join(sorted({str(f) for f in group["skills"] if f == f and f}))
 
 
 def _classes(group) -> dict:
@@ -223,6 +238,111 @@ def failure_class_rows(card: dict, models: list[str]) -> list[tuple[str, str, li
     return rows
 
 
+# --- What both reports show: the ranking, a pair's verdict and its reason ----------------
+
+RANK_NOTE = ("Models are ranked by pass rate (infra errors left out); a tie goes to the "
+             "higher pass rate with infra errors counted as failures, then to the higher "
+             "clean rate, then by name. A model with no scored pair comes last.")
+
+
+def ranked(card: dict, models: list[str]) -> list[str]:
+    """The models best first, by RANK_NOTE's rule: every table and chart of both reports
+    lists them in this order."""
+    def key(m):
+        c = card["models"][m]
+        rates = (c.get("pass_rate"), c.get("pass_rate_all_pairs"), c.get("clean_rate"))
+        return (c.get("pass_rate") is None, *(-(r or 0.0) for r in rates), m)
+    return sorted(models, key=key)
+
+
+def true(value) -> bool:
+    """A bool as summary.csv spells it, read back with or without pandas' parsing."""
+    return value is True or str(value).strip().lower() in ("true", "1")
+
+
+# A right refusal, as the reports word it: the outcome the task asked for, not a warning.
+REFUSED_AS = {"blocked": "blocked", "stop-condition": "stopped",
+              "human-review-required": "asked for review"}
+# The verdict a pair's cell shows: its name in the legend, and what it means. `some` is
+# a cell of several samples that passed in part.
+VERDICTS = {
+    "pass": ("pass", "the right outcome and every functional criterion"),
+    "refused": ("expected refusal", "the task asks to decline or to be blocked, and it was: "
+                "right"),
+    "fail": ("fail", "a wrong outcome, or a functional criterion failed"),
+    "invalid": ("invalid", "akcli or its rails refused an answer the task wanted drawn"),
+    "infra": ("infra error", "no answer, not the model's doing: left out of pass rates"),
+    "some": ("some", "some samples passed"),
+}
+
+
+def verdict(row) -> str:
+    """One of VERDICTS (but `some`) for a summary row (a dict or a pandas row)."""
+    if row["outcome"] == "infra_error":
+        return "infra"
+    if true(row["passed"]):
+        return "refused" if row["outcome"] != "success" else "pass"
+    return "invalid" if row.get("failure_class") == "invalid" else "fail"
+
+
+def verdict_text(row) -> str:
+    """A pair's verdict in a few words: what its cell and its collapsed row say."""
+    v = verdict(row)
+    if v == "pass":
+        return "pass" if true(row.get("clean", True)) else "pass, not clean"
+    if v == "refused":
+        return f"{REFUSED_AS.get(row['outcome'], row['outcome'])}, as expected"
+    if v == "invalid":
+        return "invalid" if row["outcome"] == "invalid" else f"{row['outcome']}, not expected"
+    if v == "infra":
+        return "infra error"
+    return f"fail: {row.get('failure_class') or 'function'}"
+
+
+def reason(row) -> str:
+    """Why a pair is not a clean pass, in one line: its first finding, else its first
+    error, else its outcome against the expected one; empty for a clean pass."""
+    if true(row["passed"]) and true(row.get("clean", True)):
+        return ""
+    errors = row.get("errors")
+    first = row.get("first_finding") or (str(errors).split(" | ")[0] if errors == errors
+                                         and errors else "")
+    return first or (f"outcome {row['outcome']}, expected "
+                     + " or ".join(str(row["expected_outcome"]).split("|")))
+
+
+def failure_rows(df, models: list[str]) -> list[dict]:
+    """Each pair that is not a clean pass, with its class and reason: a model's rows in
+    the ranked order, by failure class (verify/scoring.py's order), task and sample."""
+    from wirebench.verify.scoring import FAILURE_CLASSES
+
+    order = {m: i for i, m in enumerate(models)}
+    classes = {c: i for i, c in enumerate(FAILURE_CLASSES)}
+    rows = [r for r in df.to_dict("records")
+            if not true(r["passed"]) or not true(r.get("clean", r["passed"]))]
+    rows.sort(key=lambda r: (order.get(r["model"], len(order)),
+                             classes.get(r.get("failure_class") or "", len(classes)),
+                             r["task"], int(r["sample"])))
+    return [{"model": r["model"], "task": r["task"], "sample": int(r["sample"]),
+             "failure_class": r.get("failure_class") or "", "verdict": verdict(r),
+             "reason": reason(r)} for r in rows]
+
+
+def skills_line(card: dict, models: list[str]) -> str | None:
+    """Which skills folder each model read, grouped by folder: the header line that makes
+    an A/B of two docs folders read as one; None when no model reads a prompt pack."""
+    folders: dict[str, list[str]] = {}
+    for m in models:
+        if card["models"][m].get("skills"):
+            folders.setdefault(card["models"][m]["skills"], []).append(m)
+    if not folders:
+        return None
+    none = [m for m in models if not card["models"][m].get("skills")]
+    return ("Skills folders (the docs each model's prompt pack is made of): "
+            + "; ".join(f"{f}: {', '.join(ms)}" for f, ms in folders.items())
+            + (f"; none read: {', '.join(none)}" if none else "") + ".")
+
+
 def rate_tables(card: dict, models: list[str]) -> list[tuple[str, list[tuple[str, list[str]]]]]:
     """Pass rates by tier, then by family (where in the corpus each model breaks), as
     (title, [(group, one cell per model)]); a grouping with one group is left out."""
@@ -315,6 +435,8 @@ def scorecard(df, provenance: dict | None = None) -> dict:
             "failure_classes": _classes(group),
             "failure_classes_by_tier": {str(t): _classes(g)
                                         for t, g in group.groupby("tier", sort=True)},
+            # The skills folder the model read ("" for a kind that reads none).
+            "skills": _skills(group),
             # The same with every infra error counted as a failure: an agent that declares
             # an infra failure on each task it cannot solve gains nothing here.
             **_all_pairs_rate(int(scored["passed"].sum()), len(group)),
@@ -383,12 +505,26 @@ def narrowed_note(card: dict) -> str | None:
             "this_run).")
 
 
+def _earlier_skills(csv_path: Path) -> dict[tuple[str, str, int], str]:
+    """Each pair's skills folder as the summary.csv about to be replaced said it: what a
+    narrowed run keeps for the pairs of models it did not name."""
+    import csv
+
+    if not Path(csv_path).is_file():
+        return {}
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        return {(r["model"], r["task"], int(r["sample"])): r.get("skills") or ""
+                for r in csv.DictReader(fh) if r.get("sample", "").isdigit()}
+
+
 def write_summary(runs: Path, models: list[str], tasks: list[str], samples: int,
                   csv_out: Path, scorecard_out: Path, provenance: dict | None = None,
-                  experiment: tuple[list[str], list[str]] | None = None) -> None:
+                  experiment: tuple[list[str], list[str]] | None = None,
+                  skills: dict[str, str] | None = None) -> None:
     import pandas as pd
 
-    df = pd.DataFrame(load_rows(runs, models, tasks, samples, experiment))
+    df = pd.DataFrame(load_rows(runs, models, tasks, samples, experiment, skills,
+                                _earlier_skills(csv_out)))
     buf = io.StringIO()
     df[COLUMNS].to_csv(buf, index=False)
     write_bytes_atomic(csv_out, buf.getvalue().encode())
