@@ -169,6 +169,8 @@ def _cmd_tasks_check(args) -> int:
 
 
 def _cmd_summary(args) -> int:
+    import json
+
     from wirebench.reports.summary import write_summary
 
     experiment = ((args.experiment_models.split(","), args.experiment_tasks.split(","))
@@ -176,7 +178,7 @@ def _cmd_summary(args) -> int:
     write_summary(args.runs, args.models.split(","), args.tasks.split(","), args.samples,
                   args.csv, args.scorecard, {"corpus_sha256": args.corpus_sha256,
                                              "config_sha256": args.config_sha256},
-                  experiment)
+                  experiment, json.loads(args.skills) if args.skills else None)
     return 0
 
 
@@ -386,6 +388,7 @@ def _parser():
     sm.add_argument("--experiment-tasks")
     sm.add_argument("--corpus-sha256")
     sm.add_argument("--config-sha256")
+    sm.add_argument("--skills", help="a JSON object: model -> the skills folder it reads")
     sm.add_argument("--csv", required=True, type=Path)
     sm.add_argument("--scorecard", required=True, type=Path)
     sm.set_defaults(func=_cmd_summary)

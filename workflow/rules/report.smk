@@ -32,6 +32,9 @@ rule summary:
         experiment_tasks=",".join(EXPERIMENT_TASKS),
         corpus=CORPUS_SHA256,
         config=CONFIG_SHA256,
+        # The skills folder each model reads, which the reports show beside it.
+        skills=json.dumps({m: skills_dir(e) for m, e in MODELS.items()
+                           if e["kind"] not in OFFLINE_KINDS}, sort_keys=True),
         fingerprint=step_fingerprint("summary"),
     log:
         f"{RESULTS}/logs/summary.log",
@@ -43,6 +46,7 @@ rule summary:
         " --experiment-models {params.experiment_models}"
         " --experiment-tasks {params.experiment_tasks}"
         " --corpus-sha256 {params.corpus} --config-sha256 {params.config}"
+        " --skills {params.skills:q}"
         " --csv {output.csv} --scorecard {output.scorecard} 2> {log}"
 
 
