@@ -2,7 +2,11 @@
 scripted replies: the one stand-in the tests allow (for a remote LLM service).
 
 The request's `model` field picks a script; each script sees how many times it has been
-called, so "429, then an answer" or "wrong, then fixed" are easy to write.
+called, so "429, then an answer" or "wrong, then fixed" are easy to write. A model with
+no script gets OpenAI's own answer to an unknown model (HTTP 404, `model_not_found`), and
+`GET /v1/models` lists the scripted models (or the `models` given: a list of ids, or a
+scripted reply), as a real server does: what the run's preflight reads
+(wirebench/agents/preflight.py).
 """
 
 from __future__ import annotations
@@ -15,15 +19,44 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeOpenAI:
-    def __init__(self, scripts: dict, port: int = 0):
+    def __init__(self, scripts: dict, port: int = 0, models: list[str] | tuple | None = None):
         self.scripts = scripts
+        # What GET /v1/models answers: the scripted models by default, these ids, or a
+        # scripted reply (status, headers, payload) for a server that lists none.
+        self.models = models
         self.calls: dict[str, list[dict]] = {}
+        # Each GET /v1/models, apart from `calls`: a listing is no chat completion.
+        self.listings: list[dict] = []
         self.lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def reply(self, status, headers, payload):
+                # bytes go out as they are: a server that sends what is not JSON at all
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                with outer.lock:
+                    outer.listings.append({"path": self.path,
+                                           "auth": self.headers.get("Authorization"),
+                                           "headers": dict(self.headers)})
+                if self.path.rstrip("/") != "/v1/models":
+                    return self.reply(*error(404, f"no route GET {self.path}"))
+                if isinstance(outer.models, tuple):
+                    return self.reply(*outer.models)
+                ids = list(outer.scripts) if outer.models is None else list(outer.models)
+                self.reply(200, {}, {"object": "list", "data": [
+                    {"id": i, "object": "model", "created": 0, "owned_by": "fake"}
+                    for i in ids]})
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -33,18 +66,16 @@ class FakeOpenAI:
                     calls.append({"body": body, "auth": self.headers.get("Authorization"),
                                   "headers": dict(self.headers)})
                     n = len(calls)
+                if model not in outer.scripts:  # as OpenAI answers it, not a dropped line
+                    return self.reply(404, {}, {"error": {
+                        "message": f"The model `{model}` does not exist or you do not have "
+                                   "access to it.", "type": "invalid_request_error",
+                        "param": None, "code": "model_not_found"}})
                 status, headers, payload = outer.scripts[model](n, body)
                 if status == "hang":
                     time.sleep(payload)
                     return
-                # bytes go out as they are: a server that sends what is not JSON at all
-                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.reply(status, headers, payload)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True

@@ -269,7 +269,7 @@ def _cmd_history(args) -> int:
 
 
 def _cmd_gate(args) -> int:
-    from wirebench.reports.gate import write
+    from wirebench.reports.gate import reason, write
 
     floors = {}
     for item in args.floor or []:
@@ -278,7 +278,7 @@ def _cmd_gate(args) -> int:
     report = write(args.results, floors, args.reference, args.out)
     for line in report["problems"]:
         print(f"GATE  {line}")
-    print("gate passed" if report["passed"] else f"gate FAILED ({len(report['problems'])})")
+    print(reason(report))
     return 0 if report["passed"] else EXIT_FAIL
 
 

@@ -379,17 +379,43 @@ def step_fingerprint(step):
 
 
 def print_verdict():
-    """The per-model line on the terminal, even under -q, and why the run failed when a
-    model's pairs are mostly infra errors (the verdict rule's own output goes to its log)."""
-    from wirebench.reports.verdict import verdict
+    """The per-model line on the terminal, even under -q, why this run's pairs failed
+    (each cause once per model, redacted), and why the run failed when a model's pairs are
+    mostly infra errors (the verdict rule's own output goes to its log)."""
+    from wirebench.reports.verdict import verdict, why_failed
 
     summary = f"{RESULTS}/summary.csv"
     if os.path.exists(summary):
         text, failed = verdict(summary, config.get("max_infra_rate", 0.5))
-        print("\n".join(["", text, *(f"wirebench: {line}" for line in failed)]))
+        print("\n".join(["", text, *why_failed(summary),
+                         *(f"wirebench: {line}" for line in failed)]))
+
+
+def preflight():
+    """Before the first paid call, each online entry with a generate job to run is checked
+    once (agents/preflight.py): its key's variable, its endpoint, its model. A failed check
+    stops the run here, before any job, naming the entry and the cause. Snakemake runs
+    onstart neither in a dry run nor in a cluster job, and the check feeds no job: it
+    changes no fingerprint and reruns nothing."""
+    import sys
+
+    from wirebench.agents.preflight import ONLINE_KINDS, check_all
+
+    due = {job.wildcards.model for job in workflow.dag.needrun_jobs()
+           if job.rule.name == "generate"}
+    stops, notes = check_all({m: MODELS[m] for m in due
+                              if MODELS.get(m, {}).get("kind") in ONLINE_KINDS})
+    for note in notes:
+        print(f"wirebench: {note}", file=sys.stderr)
+    if stops:
+        raise WorkflowError("the run stops before any agent call:\n"
+                            + "\n".join(f"  {line}" for line in stops)
+                            + "\nfix the entry, or leave its model out of this run "
+                            "(--config models=...)")
 
 
 onstart:
+    preflight()
     mark_corpus(RESULTS, config["tasks_dir"])
 
 

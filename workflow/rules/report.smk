@@ -150,8 +150,10 @@ rule gate:
         fingerprint=step_fingerprint("gate"),
     log:
         f"{RESULTS}/logs/gate.log",
-    conda:
-        "../../envs/wirebench.yaml"
-    shell:
-        "wirebench gate {params.results:q} {params.floors} --reference {params.reference}"
-        " --out {output} > {log} 2>&1"
+    run:
+        from wirebench.reports.gate import enforce
+
+        failed = enforce(params.results, config.get("floors", {}), params.reference,
+                         output[0], log[0])
+        if failed:
+            raise WorkflowError(failed)

@@ -13,7 +13,10 @@ the attempts) so that every attempt is accounted for.
 
 from __future__ import annotations
 
+import json
 import os
+
+from wirebench.verify.oplist import head
 
 from .answer import Answer, TurnContext
 from .extract import extract_oplist
@@ -111,14 +114,25 @@ def request(client, spec: dict, messages: list[dict], **extra):
     except openai.APIConnectionError as exc:
         return Answer(None, "infra_error", f"connection error: {exc}", detail={"http_status": None})
     except (ValueError, RecursionError) as exc:  # a body that is not JSON: the server's fault
+        body = getattr(exc, "doc", None)  # a JSONDecodeError keeps the text it read
         return Answer(None, "infra_error", f"the server's reply is not a chat completion: "
-                      f"{type(exc).__name__}: {str(exc)[:200]}", detail={"http_status": None})
+                      f"{type(exc).__name__}: {str(exc)[:200]}"
+                      + (f"; it begins {head(body)}" if isinstance(body, str) else ""),
+                      detail={"http_status": None})
     except openai.APIStatusError as exc:
         status = exc.status_code
         retryable = status >= 500 or status in RETRY_STATUSES
-        return Answer(None, "infra_error", f"HTTP {status}: {str(exc)[:300]}",
+        # A body that is no JSON error (a proxy's HTML page) is shown by its first bytes.
+        shown = "" if isinstance(exc.body, dict | list) or exc.response is None else \
+            f"; it begins {head(exc.response.content)}"
+        return Answer(None, "infra_error", f"HTTP {status}: {str(exc)[:300]}{shown}",
                       retry_after=_retry_after(exc), retryable=retryable,
                       detail={"http_status": status})
+    if not isinstance(resp, ChatCompletion):  # a 200 that is text, or JSON of another shape
+        raw = resp if isinstance(resp, str | bytes) else json.dumps(resp, default=str)
+        return Answer(None, "infra_error", "the server's reply is not a chat completion "
+                      f"but {type(resp).__name__}; it begins {head(raw)}",
+                      detail={"http_status": 200})
     try:  # a 200 whose body is no chat completion is the server's fault, not the model's
         choices, usage, notes = resp.choices, resp.usage, []
         if not isinstance(choices, list):

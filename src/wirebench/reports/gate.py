@@ -6,7 +6,9 @@ its floor. A floor keyed `MODEL` holds its pass rate (`passed`: the outcome and 
 functional criterion); one keyed `MODEL:clean` holds its clean rate (passed, and the
 layout and ERC warnings too).
 `wirebench gate results/` runs it by hand; `snakemake --config strict=true` runs it as a
-rule, so the whole run exits non-zero.
+rule, so the whole run exits non-zero. Either way a failed gate says why in one line
+(`reason`): the rule raises it as the job's error, in Snakemake's own process, so the
+terminal shows that line rather than the job shell's whole command.
 """
 
 from __future__ import annotations
@@ -47,3 +49,21 @@ def write(results: Path, floors: dict[str, float], reference: str, out: Path | N
     if out and report["passed"]:  # a failed gate leaves no output, so it runs again
         write_json(out, report)
     return report
+
+
+def reason(report: dict) -> str:
+    """The gate's verdict in one line: every problem, in order."""
+    if report["passed"]:
+        return "gate passed"
+    return f"gate FAILED: {'; '.join(report['problems'])}"
+
+
+def enforce(results: Path, floors: dict[str, float], reference: str, out: Path,
+            log: Path) -> str | None:
+    """The gate rule's job: gate.json when the gate passes, every problem in the log, and
+    the one-line reason when it fails (None when it passes), for the rule to raise."""
+    report = write(results, {m: float(r) for m, r in floors.items()}, reference, out)
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    Path(log).write_text("".join(f"GATE  {p}\n" for p in report["problems"])
+                         + reason(report) + "\n", encoding="utf-8")
+    return None if report["passed"] else reason(report)

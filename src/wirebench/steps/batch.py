@@ -216,6 +216,8 @@ def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
             done[pair["id"]] = {"stamp": key, "outputs": _digest(pair["outputs"])}
             print(f"   {time.perf_counter() - start:.3f} s", file=sys.stderr, flush=True)
             journal.append(pair["id"], done[pair["id"]])
+            if spec["step"] == "score":
+                _say_why(pair["outputs"])
     finally:
         journal.close(done)
     ran = len(spec["pairs"]) - len(failed) - len(kept)
@@ -226,6 +228,19 @@ def run_batch(spec_path: str | os.PathLike, record: str | os.PathLike,
               + ", ".join(failed), file=sys.stderr)
         return 70
     return 0
+
+
+def _say_why(outputs: list[str]) -> None:
+    """A scored pair that failed gets its cause on the terminal: on stdout, since a job's
+    stderr is its log, and the job shell passes stdout on to Snakemake's (the worker's
+    too). reports/verdict.py says what a cause is; the run's closing verdict groups them."""
+    from wirebench.reports.verdict import pair_lines
+
+    for path in outputs:
+        if os.path.basename(path) == "score.json":
+            lines = pair_lines(Path(path))
+            if lines:
+                print("\n".join(lines), flush=True)
 
 
 def _current(recorded: dict, key: str, pair: dict) -> bool:
