@@ -368,7 +368,7 @@ def test_a_slow_reply_past_the_loops_timeout_is_the_models_failure(tmp_path):
 
 
 def test_an_inspect_task_offers_the_loop_only_the_inspect_tools(tmp_path):
-    """A task with `tool_surface: inspect`: the chat request's `tools` lists the four
+    """A task with `tool_surface: inspect`: the chat request's `tools` lists the seven
     inspect tools, and a call to `draw` anyway is refused before it runs."""
     from fake_openai import completion, tool_calls
 
@@ -382,7 +382,7 @@ def test_an_inspect_task_offers_the_loop_only_the_inspect_tools(tmp_path):
 
     ans, calls = _loop(tmp_path, script, task=task)
     offered = sorted(t["function"]["name"] for t in calls[0]["body"]["tools"])
-    assert offered == ["list_ops", "nets", "op_schema", "pins"]
+    assert offered == ["check", "list_ops", "nets", "op_schema", "pins", "query", "render"]
     (step,) = ans.detail["trajectory"]
     assert (step["tool"], step["status"]) == ("draw", "invalid")
     assert not list((tmp_path / "pair").rglob("*.kicad_sch")), "nothing was drawn"
@@ -403,8 +403,9 @@ def _inspect_task(tmp_path: Path, source: str = "01-divider") -> Path:
 # --- the MCP server honours tool_surface -------------------------------------------------------
 
 def test_the_mcp_server_lists_only_the_tasks_surface(tmp_path):
-    """An inspect task's `wirebench mcp` lists list_ops, op_schema, pins and nets to the
-    official client; validate, draw and submit are not tools of that server at all."""
+    """An inspect task's `wirebench mcp` lists list_ops, op_schema, pins, nets, query,
+    check and render to the official client; validate, draw, simulate and submit are not
+    tools of that server at all."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -428,7 +429,7 @@ def test_the_mcp_server_lists_only_the_tasks_surface(tmp_path):
             return names, submitted, listed
 
     names, submitted, listed = anyio.run(session)
-    assert names == ["list_ops", "nets", "op_schema", "pins"]
+    assert names == ["check", "list_ops", "nets", "op_schema", "pins", "query", "render"]
     assert submitted.is_error and not out.exists()
     assert not listed.is_error and "place_component" in listed.content[0].text
 

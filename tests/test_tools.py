@@ -231,8 +231,8 @@ def test_the_mcp_server_serves_the_tools_to_the_official_client(tmp_path):
             return names, escaped, unknown, drawn, submitted
 
     names, escaped, unknown, drawn, submitted = anyio.run(session)
-    assert names == sorted(["list_ops", "op_schema", "pins", "nets", "validate", "draw",
-                            "submit"])
+    assert names == sorted(["list_ops", "op_schema", "pins", "nets", "query", "check",
+                            "render", "validate", "draw", "simulate", "submit"])
     assert escaped.is_error and "[denied]" in escaped.content[0].text
     assert "PATH_OUTSIDE_PAIR" in escaped.content[0].text
     assert unknown.is_error and "not one this task draws with" in unknown.content[0].text

@@ -6,6 +6,10 @@ surface (steps/tools.py), calls tools, reads their results, and ends by calling
 Toolbox (generate) and hands it over in the turn's context, so this module never runs
 akcli itself.
 
+`render` returns a picture: for an entry with `vision: true` it goes to the model as an
+image input (an `image_url` data URI in a user message after the reply's tool results,
+where the chat API allows images); without it, the tool says it is not available.
+
 Budgets, per pair, from the model entry:
   max_tool_calls    default 30
   max_tokens_total  prompt + completion tokens over the whole loop
@@ -17,6 +21,7 @@ agent.json names the budget.
 
 from __future__ import annotations
 
+import base64
 import time
 
 from .answer import Answer, TurnContext
@@ -24,7 +29,9 @@ from .openai_chat import client_for, request, sendable, text_answer
 
 MAX_TOOL_CALLS = 30
 GUIDE = ("You can drive akcli through the tools you are given: look up ops and pins, "
-         "validate a draft, dry-run the draw and read its net diff, then call `submit` "
+         "validate a draft, dry-run the draw and read its net diff, query one net, pin or "
+         "part of the sheet, check it for ERC and layout findings, look at it (render), "
+         "simulate your last draw with a test bench of your own, then call `submit` "
          "with your final op-list (or a refusal object, when the task should not be "
          "drawn). Calling `submit` ends your turn.")
 
@@ -35,11 +42,23 @@ def _as_dict(call) -> dict:
                          "arguments": sendable(call.function.arguments)}}
 
 
+def picture(call_id: str, tool: str, png: bytes) -> dict:
+    """A tool's picture as the chat API takes an image: a user message (a tool message
+    holds text only) with a data URI."""
+    uri = "data:image/png;base64," + base64.b64encode(png).decode()
+    return {"role": "user", "content": [
+        {"type": "text", "text": f"The picture {tool} returned (call {call_id}):"},
+        {"type": "image_url", "image_url": {"url": uri}}]}
+
+
 def answer(spec: dict, ctx: TurnContext) -> Answer:
     tools = ctx.tools  # steps/tools.py's Toolbox: this module imports no step code
     if tools is None:
         return Answer(None, "infra_error", "tools: true, but the harness gave no toolbox",
                       retryable=False)
+    # The harness builds the toolbox per pair for this entry: whether render's picture
+    # reaches the model is the entry's to say.
+    tools.vision = bool(spec.get("vision"))
     max_calls = int(spec.get("max_tool_calls", MAX_TOOL_CALLS))
     max_tokens = spec.get("max_tokens_total")
     deadline = time.monotonic() + float(spec.get("timeout", 600))
@@ -87,6 +106,7 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
             return text_answer(message, detail())
         messages.append({"role": "assistant", "content": sendable(message.content or ""),
                          "tool_calls": [_as_dict(c) for c in calls]})
+        pictures = []  # after all of this reply's tool results, as the API wants them
         for call in calls:
             if counts["tool_calls"] >= max_calls:
                 return out_of("max_tool_calls")
@@ -101,7 +121,10 @@ def answer(spec: dict, ctx: TurnContext) -> Answer:
             trajectory.append(tools.record(len(trajectory) + 1, name, raw, result, started))
             messages.append({"role": "tool", "tool_call_id": call.id,
                              "content": f"[{result.status}] {result.text}"})
+            if result.image is not None and tools.vision:
+                pictures.append(picture(call.id, name, result.image))
             if result.submitted is not None:
                 return Answer(result.submitted, detail=detail(), reply=result.text)
+        messages.extend(pictures)
         if max_tokens and tokens["prompt_tokens"] + tokens["completion_tokens"] > max_tokens:
             return out_of("max_tokens_total")

@@ -70,7 +70,9 @@ def replay_trajectory(agent: dict, task_dir: Path, symbols: list[str], scratch: 
         return None
     task = load_task(task_dir)
     scratch.mkdir(parents=True, exist_ok=True)
-    toolbox = Toolbox(task, symbols_for(task, symbols, kicad), scratch)
+    # A step that showed the model a picture was made by an entry with `vision: true`.
+    toolbox = Toolbox(task, symbols_for(task, symbols, kicad), scratch,
+                      vision=any("image_bytes" in s for s in steps))
     first = None
     try:
         for step in steps:

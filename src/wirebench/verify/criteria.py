@@ -56,19 +56,25 @@ def _values(criterion: dict, facts: dict) -> tuple[bool, str]:
     return not wrong, "; ".join(wrong) or f"{len(criterion['values'])} value(s) as asked"
 
 
-def _findings(criterion: dict, facts: dict, board: Board | None) -> tuple[bool, str, str]:
+def kept_findings(criterion: dict, found: list[str], board: Board | None) -> list[str]:
     """akcli's warnings and errors, less the ones waived: by the harness's one list of
     akcli findings no correct answer can avoid (verify/akcli_waivers.py: code, lib_id and
     pin), or by the task (a code, optionally a pattern its message must match, and why it
-    is no fault). The class is function when an error is left, else quality."""
+    is no fault). The `check` tool shows an agent the same list (steps/tools.py)."""
     import re
 
     from wirebench.verify.akcli_waivers import waiver_for
 
-    found = facts.get(criterion["kind"], [])
     waivers = criterion.get("waive", [])
-    kept = [f for f in found if waiver_for(f, board) is None and not any(
+    return [f for f in found if waiver_for(f, board) is None and not any(
         f.startswith(w["code"] + " ") and re.search(w.get("match", ""), f) for w in waivers)]
+
+
+def _findings(criterion: dict, facts: dict, board: Board | None) -> tuple[bool, str, str]:
+    """The findings kept (kept_findings) as a verdict. The class is function when an
+    error is left, else quality."""
+    found = facts.get(criterion["kind"], [])
+    kept = kept_findings(criterion, found, board)
     waived = f" ({len(found) - len(kept)} waived)" if len(kept) < len(found) else ""
     errors = [f for f in kept if " (error): " in f]
     return (not kept, ("; ".join((errors + [f for f in kept if f not in errors])[:3])
