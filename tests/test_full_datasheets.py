@@ -13,7 +13,9 @@ hold the equation's constant, which DERIVED names.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
+import tempfile
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
@@ -42,18 +44,33 @@ MIN_LINES, MAX_LINES = 120, 300
 GENERIC_LIBRARIES = {"Device", "Switch", "Connector_Generic", "power"}
 GENERIC_PARTS = {"Connector:Conn_ARM_JTAG_SWD_10"}
 
-# Windows that follow from a task's requirements: (symbol, pin glob, "GND" or "*" for the
-# other end) -> patterns the write-up must hold in a passage naming the pin.
+# Windows that follow from a task's requirements: (symbol, pin glob, other end) -> patterns
+# the write-up must hold in passages naming the pin. The other end is "GND", "*" for any
+# other net, or SYMBOL.PIN for another part's pin.
 DERIVED = {
+    # I_TRIP = 200 mV / R_SENSE, from the motor current
     ("DRV8833PWP", "AISEN", "GND"): (r"200 mV", r"R_SENSE"),
     ("DRV8833PWP", "BISEN", "GND"): (r"200 mV", r"R_SENSE"),
+    # I_REG = 1000 V / R_PROG, from the cell's capacity and charge rate
     ("MCP73831-2-OT", "PROG", "GND"): (r"1000 V", r"R_PROG"),
+    # L from the ripple current; the EN divider from the turn-on voltage and its current
     ("AP63203WU", "SW", "*"): (r"ΔI_L", r"f_SW"),
-    ("AP63203WU", "EN", "GND"): (r"1\.18 V", r"R_BOT"),
+    ("AP63203WU", "EN", "*"): (r"1\.18 V", r"I_DIV"),
+    ("AP63203WU", "EN", "GND"): (r"1\.18 V", r"I_DIV"),
+    # I2C pull-ups from the bus speed and capacitance
+    ("BME280", "SDI", "*"): (r"0\.8473", r"I_OL"),
+    ("BME280", "SCK", "*"): (r"0\.8473", r"I_OL"),
+    # RS-485: the terminator equals the cable's impedance; the bias from the 200 mV threshold
+    ("MAX3485", "A", "MAX3485.B"): (r"Z_0",),
+    ("MAX3485", "A", "*"): (r"200 mV", r"R_BIAS"),
+    ("MAX3485", "B", "GND"): (r"200 mV", r"R_BIAS"),
     # The crystal's load capacitors: judged in the MCU's write-up, which must give the
     # formula and a figure for the stray capacitance it assumes.
     ("Crystal", "*", "GND"): (r"2 × \(C_L − C_stray\)", r"C_stray[^|\n]{0,60}?\d+(\.\d+)? pF"),
 }
+
+# Nets whose capacitor or resistor a datasheet specifies: the split termination's middle.
+NET_OWNERS = {"CAN_SPLIT": "TJA1051T-3"}
 
 PREFIX = {"p": 1e-12, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "m": 1e-3, "": 1.0,
           "k": 1e3, "M": 1e6}
@@ -69,13 +86,51 @@ def is_generic(lib_id: str) -> bool:
     return lib_id.split(":", 1)[0] in GENERIC_LIBRARIES or lib_id in GENERIC_PARTS
 
 
+def symbol_block(text: str, name: str) -> str:
+    """One top-level `(symbol "NAME" ...)` of a .kicad_sym, parentheses balanced (quoted
+    strings such as "GND(PPAD)" skipped)."""
+    start = text.find(f'\n  (symbol "{name}"')
+    if start < 0:
+        raise KeyError(name)
+    begin = start + 3  # past the newline and the indent
+    depth, i, quoted = 0, begin, False
+    while True:
+        ch = text[i]
+        if quoted:
+            quoted = not (ch == '"' and text[i - 1] != "\\")
+        elif ch == '"':
+            quoted = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return text[begin:i + 1]
+        i += 1
+
+
 @cache
 def symbol_pins(lib_id: str) -> tuple[tuple[str, str], ...]:
-    """(number, name) of every pin, as `akcli pins` reads KiCad's library."""
+    """(number, name) of every pin, as `akcli pins` reads KiCad's library. akcli is handed
+    a library of this one symbol (and the one it extends): parsing all of Connector.kicad_sym
+    (3 MB) took 15 s on a loaded machine, this takes a fraction of one."""
     from wirebench.taskgen.layout import pin_table
 
-    library = kicad_dir() / f"{lib_id.split(':', 1)[0]}.kicad_sym"
-    return tuple((p["number"], p["name"]) for p in pin_table(lib_id, [str(library)]))
+    lib, name = lib_id.split(":", 1)
+    text = (kicad_dir() / f"{lib}.kicad_sym").read_text(encoding="utf-8")
+    blocks = [symbol_block(text, name)]
+    parent = re.match(r'\(symbol "[^"]+" \(extends "([^"]+)"\)', blocks[0])
+    if parent:
+        blocks.insert(0, symbol_block(text, parent[1]))
+    folder = Path(tempfile.mkdtemp(prefix="wirebench-pins-"))
+    try:
+        small = folder / f"{lib}.kicad_sym"
+        small.write_text(text[:text.index("\n")] + "\n  " + "\n  ".join(blocks) + "\n)\n",
+                         encoding="utf-8")
+        table = pin_table(lib_id, [str(small)])
+    finally:
+        shutil.rmtree(folder)
+    return tuple((p["number"], p["name"]) for p in table)
 
 
 def board_tasks() -> list[dict]:
@@ -204,35 +259,45 @@ def rule_unit(rule: dict) -> str:
     return UNIT_OF_CLASS[rule.get("via", "R")]
 
 
+def from_datasheet(rule: dict) -> bool:
+    """A rule whose figure a datasheet gives. A value the task itself states (its `why`
+    starts "the task:", such as 10 µF on the input rail) is the task's, not the part's; a
+    rule on a net alone is a datasheet's only where NET_OWNERS says whose."""
+    if "range" not in rule or str(rule.get("why", "")).startswith("the task"):
+        return False
+    return bool(rule.get("part")) or rule.get("net") in NET_OWNERS
+
+
 def rule_cases() -> list[tuple[str, dict, dict]]:
     return [(meta["id"], meta, rule) for meta in board_tasks()
-            for rule in meta.get("criteria", []) if "range" in rule]
+            for rule in meta.get("criteria", []) if from_datasheet(rule)]
 
 
 def owners(meta: dict, rule: dict) -> tuple[list[str], list[str] | None]:
     """The write-ups that must carry the rule's figure, and the pins a passage must name
     (None: anywhere in the write-up). A rule on an IC: that IC's write-up, at its pins. A
     rule on a generic part (a crystal): the ICs the task's rules connect that part to. A
-    rule on a net alone: any IC the task names."""
+    rule on a net: the IC NET_OWNERS names."""
     part = rule.get("part")
-    if part and not is_generic(part):
+    if part is None:
+        return [NET_OWNERS[rule["net"]]], None
+    if not is_generic(part):
         glob = str(rule.get("pins", rule.get("pin")))
         names = sorted({n for num, n in symbol_pins(part)
                         if num == glob or fnmatchcase(n, glob)})
         return [symbol_of(part)], names
-    ics = []
-    for other in meta["criteria"]:
-        parts = rule_parts(other)
-        if part is None or part in parts:
-            ics += [symbol_of(p) for p in parts if not is_generic(p)]
+    ics = [symbol_of(p) for other in meta["criteria"] if part in rule_parts(other)
+           for p in rule_parts(other) if not is_generic(p)]
     return sorted(set(ics)), None
 
 
 def derived_key(rule: dict) -> tuple[str, str, str] | None:
     if not rule.get("part"):
         return None
-    to = "GND" if rule.get("to") == "GND" else "*"
-    key = (symbol_of(rule["part"]), str(rule.get("pins", rule.get("pin"))), to)
+    to = rule.get("to")
+    end = (f"{symbol_of(to['part'])}.{to.get('pin')}" if isinstance(to, dict)
+           else "GND" if to == "GND" else "*")
+    key = (symbol_of(rule["part"]), str(rule.get("pins", rule.get("pin"))), end)
     return key if key in DERIVED else None
 
 
@@ -328,3 +393,13 @@ def test_a_figure_dropped_from_a_write_up_is_found(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "FULL", tmp_path)
     assert findings(meta, rule) == [
         "vint: DRV8833PWP.md has no passage naming VINT with a value in ['2u', '2.5u'] F"]
+
+
+def test_one_symbol_cut_out_reads_as_the_whole_library():
+    """symbol_pins hands akcli one symbol and its base: the same pins as KiCad's file
+    (AP2112K-3.3 extends AP2204K-1.5, so this covers the base too)."""
+    from wirebench.taskgen.layout import pin_table
+
+    lib_id = "Regulator_Linear:AP2112K-3.3"
+    whole = pin_table(lib_id, [str(kicad_dir() / "Regulator_Linear.kicad_sym")])
+    assert symbol_pins(lib_id) == tuple((p["number"], p["name"]) for p in whole)
