@@ -1,4 +1,5 @@
-"""Write the board tier's reference answers and known-wrong answers from their netlists.
+"""Write the board and spec tiers' reference answers and known-wrong answers from their
+netlists.
 
 A board task's task.md and task.yaml are written by hand. Its op-lists are not: a 40-part
 board is 150 ops, and a wrong answer is the reference with one thing changed. So each
@@ -7,9 +8,11 @@ board is a netlist here (part, lib_id, value, {pin: net}), and this script lays 
 no-connect, and writes
     tasks/<id>/reference_ops.json
     tasks/<id>/wrong/<name>.json     the reference with one change (see WRONG)
-Run it after editing a board, then `wirebench tasks check`:
+A spec task (tasks/p*) is a board's variant stated as requirements (boards.SPECS): the
+same machinery writes its files from its own netlist. Run it after editing a board,
+then `wirebench tasks check`:
 
-    python scripts/board_tasks.py [--only b01-...] [--check]
+    python scripts/board_tasks.py [--only b01-... p06-...] [--check]
 
 --check writes nothing and exits 1 when a committed file differs from what it would write.
 Needs KiCad's libraries (Debian's kicad-symbols) to read pin positions.
@@ -24,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from boards import BOARDS, Part  # noqa: E402  (the netlists)
+from boards import BOARDS, SPECS, Part  # noqa: E402  (the netlists)
 
 from wirebench.taskgen.layout import dumps, envelope, ops_for  # noqa: E402
 
@@ -82,11 +85,11 @@ def outputs(board: dict) -> dict[Path, str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", nargs="*", help="board ids (default: all)")
+    ap.add_argument("--only", nargs="*", help="board or spec ids (default: all)")
     ap.add_argument("--check", action="store_true", help="compare, write nothing")
     args = ap.parse_args(argv)
     stale = 0
-    for board in BOARDS:
+    for board in [*BOARDS, *SPECS]:
         if args.only and board["id"] not in args.only:
             continue
         for path, text in outputs(board).items():

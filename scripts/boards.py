@@ -62,11 +62,14 @@ def stm32_core(io: dict[str, str]):
     ]
 
 
-def mutate_parts(parts, drop=None, values=None):
-    """A board's parts less one, with some values changed: a base sheet with faults."""
-    values = values or {}
-    return [Part(p.ref, p.lib_id, values.get(p.ref, p.value), dict(p.pins), p.rotation,
-                 p.stub, p.flags) for p in parts if p.ref != drop]
+def mutate_parts(parts, drop=None, values=None, pins=None, nets=None):
+    """A board's parts less one, with some values changed (a base sheet with faults, or
+    a spec variant whose requirement moves a value), some pins moved ({ref: {pin: net}})
+    and some nets renamed ({old: new}: a 6 V motor rail where the board has 5 V)."""
+    values, pins, nets = values or {}, pins or {}, nets or {}
+    return [Part(p.ref, p.lib_id, values.get(p.ref, p.value),
+                 {k: nets.get(v, v) for k, v in {**p.pins, **pins.get(p.ref, {})}.items()},
+                 p.rotation, p.stub, p.flags) for p in parts if p.ref != drop]
 
 
 B01 = {
@@ -466,3 +469,124 @@ B10 = {
 }
 
 BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12]
+
+
+# The spec tier: each board again, stated as requirements (tasks/p*/task.md) with the
+# ICs' full datasheets instead of the notes. Where a spec's requirement moves a value
+# (0.8 A motors: R_SENSE = 0.2 V / 0.8 A = 0.25 Ω), its reference follows it; each wrong
+# answer is that reference with one change, as for the boards.
+
+
+def spec(board: dict, sid: str, parts=None, wrong=None, edit=None) -> dict:
+    """The spec variant `sid` of `board`: its own parts and wrong answers where the
+    requirements move a value, the board's otherwise."""
+    out = {**board, "id": sid, "variant_of": board["id"],
+           "parts": board["parts"] if parts is None else parts,
+           "wrong": board["wrong"] if wrong is None else wrong}
+    if edit is not None:
+        out["edit"] = edit
+    return out
+
+
+def both(a: str, b: str, **change) -> dict:
+    """The same change to two parts (both load capacitors, both sense resistors)."""
+    return {"ref": a, **change, "also": {"ref": b, **change}}
+
+
+# A crystal for CL = 12.5 pF with 3.5 pF of stray per pin: 2 × (12.5 − 3.5) = 18 pF.
+P01_PARTS = mutate_parts(B01["parts"], values={"C5": "18p", "C6": "18p"})
+P01 = spec(B01, "p01-stm32f030-minimum", P01_PARTS, {
+    "no-vdda-capacitor": {"drop": "C2"},
+    "boot0-floating": {"drop": "R1"},
+    "load-capacitors-equal-cl": both("C5", "C6", value="12p"),
+    "ldo-enable-floating": {"ref": "U2", "pins": {"EN": None}},
+})
+
+# CL = 8 pF, 2 pF stray: 2 × (8 − 2) = 12 pF.
+P02 = spec(B02, "p02-rp2040-minimum",
+           mutate_parts(B02["parts"], values={"C13": "12p", "C14": "12p"}),
+           {**B02["wrong"], "board-load-capacitors": both("C13", "C14", value="15p")})
+
+P03 = spec(B03, "p03-usb-c-sink")
+
+# The BME280 at 0x77 (SDO high), the expander at 0x24 (A2 high); 400 kHz with 100 pF
+# of bus: R_pull-up between (3.3 − 0.4) V / 3 mA = 0.97 kΩ and 300 ns / (0.8473 × 100 pF)
+# = 3.5 kΩ.
+P04 = spec(B04, "p04-i2c-sensor-board",
+           mutate_parts(B04["parts"], values={"R1": "2.2k", "R2": "2.2k"},
+                        pins={"U1": {"SDO": "+3V3"}, "U3": {"A0": "GND", "A2": "+3V3"}}), {
+    "no-scl-pull-up": {"drop": "R2"},
+    "pull-ups-10k": {"ref": "R1", "value": "10k"},
+    "bme280-csb-floating": {"ref": "U1", "pins": {"CSB": None}},
+    "bme280-at-0x76": {"ref": "U1", "pins": {"SDO": "GND"}},
+    "expander-at-0x20": {"ref": "U3", "pins": {"A2": "GND"}},
+})
+
+# A 100 Ω cable: 100 Ω termination; 680 Ω of bias each side holds an idle bus at
+# 3.3 V × 100 / (100 + 1360) = 226 mV.
+P05 = spec(B05, "p05-rs485-node", mutate_parts(B05["parts"], values={"R3": "100"}), {
+    "no-termination": {"drop": "R3"},
+    "bias-swapped": B05["wrong"]["bias-swapped"],
+    "receiver-enable-floating": {"ref": "U1", "pins": {"~{RE}": None}},
+    "termination-120": {"ref": "R3", "value": "120"},
+    "bias-1k": {"ref": "R4", "value": "1k"},
+})
+
+# 6 V motors at 0.8 A: R_SENSE = 0.2 V / 0.8 A = 0.25 Ω.
+P06 = spec(B06, "p06-motor-driver",
+           mutate_parts(B06["parts"], values={"R1": "0R25", "R2": "0R25"},
+                        nets={"+5V_MOTOR": "+6V_MOTOR"}), {
+    "vcp-capacitor-to-ground": {"ref": "C4", "pins": {"2": "GND"}},
+    "no-bulk-capacitor": {"drop": "C1"},
+    "no-vint-capacitor": {"drop": "C3"},
+    "sense-for-1a": both("R1", "R2", value="0R2"),
+})
+
+# A 400 mAh cell at 0.5 C: 200 mA, R_PROG = 1000 V / 200 mA = 5 kΩ (4.99k).
+P07 = spec(B07, "p07-li-ion-charger", mutate_parts(B07["parts"], values={"R4": "4.99k"}), {
+    "prog-250ma": {"ref": "R4", "value": "4.02k"},
+    "no-battery-capacitor": {"drop": "C3"},
+    "status-led-reversed": B07["wrong"]["status-led-reversed"],
+    "one-cc-resistor": B07["wrong"]["one-cc-resistor"],
+})
+
+# 24 V in, 2 A out, 30% ripple: L = 3.3 × 20.7 / (24 × 0.6 A × 1.1 MHz) = 4.3 µH (4.7 µH);
+# on above 18 V with 100 µA in the divider at the threshold: 1.18 V / 100 µA = 11.8 kΩ
+# and (18 − 1.18) V / 100 µA = 168 kΩ (169k); a TVS that stands off 24 V.
+P08 = spec(B08, "p08-buck-3v3",
+           mutate_parts(B08["parts"], values={"R3": "169k", "R4": "11.8k", "D2": "SMAJ28A",
+                                              "R1": "10k"},
+                        nets={"+12V": "+24V"}), {
+    "inductor-3u3": {"ref": "L1", "value": "3.3u"},
+    "no-bootstrap-capacitor": {"drop": "C4"},
+    "bootstrap-to-ground": {"ref": "C4", "pins": {"2": "GND"}},
+    "one-output-capacitor": {"drop": "C6"},
+    "uvlo-at-9v": {"ref": "R3", "value": "100k", "also": {"ref": "R4", "value": "15k"}},
+})
+
+# The same base board; the bus is a 100 Ω cable.
+P09_EDIT = mutate_parts(RS485_DE, values={"R6": "100"})
+P09 = spec(B09, "p09-edit-add-rs485", edit={"parts": P09_EDIT}, wrong={
+    "no-termination": {"parts": [p for p in P09_EDIT if p.ref != "R6"]},
+    "direction-not-driven": {"parts": mutate_parts(RS485_ON_USART, values={"R6": "100"})},
+    "no-failsafe-bias": {"parts": [p for p in P09_EDIT if p.ref not in ("R7", "R8")]},
+    "termination-120": {"parts": RS485_DE},
+})
+
+# P01's board with BOOT0 floating and 27 pF load capacitors where 18 pF are right.
+P10_FIX = [{"op": "set_component_parameters", "designator": c, "value": "18p"}
+           for c in ("C5", "C6")]
+P10 = spec(B10, "p10-edit-fix-boot-and-clock",
+           mutate_parts(P01_PARTS, drop="R1", values={"C5": "27p", "C6": "27p"}),
+           edit={"ops": P10_FIX, "parts": [R("R1", "10k", "BOOT0", "GND")]}, wrong={
+    "capacitors-only": {"ops": P10_FIX},
+    "boot0-pulled-up": {"ops": P10_FIX, "parts": [R("R1", "10k", "BOOT0", "+3V3")]},
+    "load-capacitors-equal-cl": {"ops": [
+        {"op": "set_component_parameters", "designator": c, "value": "12p"}
+        for c in ("C5", "C6")], "parts": [R("R1", "10k", "BOOT0", "GND")]},
+})
+
+P11 = spec(B11, "p11-can-node")
+P12 = spec(B12, "p12-usb-uart-bridge")
+
+SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12]

@@ -27,7 +27,7 @@ def all_tasks():
     return sorted(d.name for d in TASKS.iterdir() if (d / "task.md").is_file())
 
 
-SAMPLE = {"transcription": 20, "design": 4, "board": 1}
+SAMPLE = {"transcription": 20, "design": 4, "board": 1, "spec": 0}  # spec: test_spec_tier
 
 
 @pytest.mark.slow

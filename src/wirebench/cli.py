@@ -54,7 +54,7 @@ def _cmd_score(args) -> int:
     import tempfile
     from pathlib import Path
 
-    from wirebench.corpus.tasks import load_task
+    from wirebench.corpus.tasks import RULE_TIERS, load_task
     from wirebench.steps.pair import evaluate_pair
 
     task = load_task(args.task)
@@ -73,7 +73,7 @@ def _cmd_score(args) -> int:
         rules = [c for c in result["criteria"] if c["verdict"] != "needs_human"]
         judged = (f"sim={result['sim_status']}" if result["sim_status"] else
                   f"rules={sum(c['verdict'] == 'pass' for c in rules)}/{len(rules)}"
-                  if result["tier"] == "board" else
+                  if result["tier"] in RULE_TIERS else
                   f"matched={result['matched']}/{result['expected']}")
         print(f"{mark}  {task.id}  score={result['score']}  {judged}")
         for line in result["errors"]:

@@ -48,7 +48,7 @@ from wirebench.runtime.snakemake_process import (
 )
 from wirebench.corpus.libraries import symbols_for
 from wirebench.steps.batch import partition, write_spec
-from wirebench.corpus.tasks import DATASHEETS, TaskError, discover, load_task
+from wirebench.corpus.tasks import TaskError, discover, load_task
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, no list of every
@@ -276,9 +276,11 @@ def task_file(task_id, path):
 
 def prompt_files(wildcards):
     """What a prompt pack shows besides task.md: the base design an edit task starts
-    from, and the datasheet notes on the parts a board task names."""
+    from, and the datasheets on the parts a board or spec task names (a spec task's are
+    under datasheets/full/)."""
     task = TASK_OBJECTS[wildcards.task]
-    notes = [f"{config['tasks_dir']}/{DATASHEETS}/{p.name}" for p in task.datasheet_paths]
+    notes = [f"{config['tasks_dir']}/{p.relative_to(task.path.parent)}"
+             for p in task.datasheet_paths]
     return ([task_file(wildcards.task, task.base_ops_path)] if task.base_ops_path else []) + notes
 
 

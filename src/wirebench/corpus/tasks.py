@@ -22,6 +22,10 @@ from pathlib import Path
 
 PLANNED = "planned"  # tasks/planned/ holds tasks that are written but not run
 DATASHEETS = "datasheets"  # tasks/datasheets/<symbol>.md: our notes on a real part
+FULL_DATASHEETS = "full"  # tasks/datasheets/full/<symbol>.md: a whole datasheet, our own
+# Tiers judged by design rules on the drawn netlist: a board, and its spec variant (the
+# same board stated as requirements, with full datasheets instead of the notes).
+RULE_TIERS = ("board", "spec")
 LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
@@ -100,7 +104,7 @@ class Task:
     def functional(self) -> bool:
         """Judged by what the circuit does or must obey (a testbench, design rules), not
         by a ground-truth netlist: the agent chose the topology and the net names."""
-        return self.testbench is not None or self.tier == "board"
+        return self.testbench is not None or self.tier in RULE_TIERS
 
     @property
     def strict_nets(self) -> bool:
@@ -139,7 +143,7 @@ class Task:
         elif not self.functional and "nets_exact" not in kinds:
             listed.insert(0, dict(NETS_EXACT))
         # A board is reviewed as KiCad's own ERC would: every pin connected or marked.
-        if self.tier == "board" and "erc_clean" not in kinds:
+        if self.tier in RULE_TIERS and "erc_clean" not in kinds:
             listed.append(dict(ERC_CLEAN))
         # A sheet is for people too: every drawn answer is held to a readable layout,
         # unless the task says why it cannot be (layout_exempt). A task in akcli's own
@@ -173,11 +177,25 @@ class Task:
 
     @property
     def datasheet_paths(self) -> list[Path]:
-        """Our datasheet notes on the parts the task names, from the corpus's shared
-        datasheets/ folder (one file per symbol name, such as STM32F030F4Px.md)."""
+        """Our datasheets on the parts the task names, from the corpus's shared
+        datasheets/ folder (one file per symbol name, such as STM32F030F4Px.md): the
+        notes for the schematic, or for a spec task the full write-ups in datasheets/full/
+        and never the notes, which list what its rules check."""
         folder = self.path.parent / DATASHEETS
+        if self.full_datasheets:
+            folder = folder / FULL_DATASHEETS
         paths = (folder / f"{lib_id.split(':', 1)[1]}.md" for lib_id in self.named_lib_ids())
         return [p for p in paths if p.is_file()]
+
+    @property
+    def full_datasheets(self) -> bool:
+        """Does the agent get whole datasheets (a spec task) rather than our notes?"""
+        return self.tier == "spec"
+
+    @property
+    def variant_of(self) -> str | None:
+        """The id of the task this one restates (a spec task's board), or None."""
+        return self.meta.get("variant_of")
 
     @property
     def arrange_path(self) -> Path:

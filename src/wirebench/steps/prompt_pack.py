@@ -1,7 +1,8 @@
 """The prompt pack: everything an agent is given for one task, as one Markdown file.
 
 It is the skills folder's own guide, then what akcli itself ships (`akcli ops list`, the
-op-list JSON Schema, and `akcli pins` tables of the symbols the task names), then the
+op-list JSON Schema, and `akcli pins` tables of the symbols the task names), our
+datasheets on the parts it names (notes, or for a spec task full write-ups), then the
 task. A rule builds one per skills folder and task; its hash is an input of `generate`,
 so a docs edit reruns exactly the agents that read those docs.
 """
@@ -33,9 +34,12 @@ def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
             tables.append("```\n" + res.stdout.rstrip() + "\n```")
     if tables:
         parts.append("# Reference: pin tables (`akcli pins`)\n\n" + "\n\n".join(tables))
+    # A spec task's pack holds whole datasheets, where what its rules check sits among
+    # what they do not; a board's holds our notes for the schematic.
     notes = [p.read_text(encoding="utf-8").rstrip() for p in task.datasheet_paths]
     if notes:
-        parts.append("# Reference: datasheet notes\n\n" + "\n\n".join(notes))
+        title = "datasheets" if task.full_datasheets else "datasheet notes"
+        parts.append(f"# Reference: {title}\n\n" + "\n\n".join(notes))
     parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
     if task.base_ops_path:  # an edit: the agent must see what it edits
         parts.append("# The sheet you start from (its op-list, already drawn)\n\n```json\n"

@@ -1,0 +1,278 @@
+"""The spec tier: each board again, stated as requirements, with full datasheets.
+
+A spec task (tasks/p*) restates a board (`variant_of`) without the checklist: its text
+gives the interfaces, supplies, loads and limits and names the main ICs, never a passive's
+value or a pin-by-pin wiring; its prompt pack holds the ICs' full datasheet write-ups
+(tasks/datasheets/full/) and never the notes that list what the rules check; its rules are
+the board's, with the windows its own requirements give; every wrong answer fails on its
+rule; and the report sets each board's pass rate beside its spec's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, TASKS
+
+KICAD = Path("/usr/share/kicad/symbols")
+SPECS = sorted(p.name for p in TASKS.iterdir() if p.name.startswith("p") and
+               (p / "task.yaml").is_file())
+BOARDS = sorted(p.name for p in TASKS.iterdir() if p.name.startswith("b") and
+                (p / "task.yaml").is_file())
+NOTES = TASKS / "datasheets"
+
+# What a spec's text may not hold. A value with the unit of a resistor, capacitor or
+# inductor (`4.7 kΩ`, `100 nF`, `3.3 µH`) or a schematic's shorthand (`10k`, `4k7`,
+# `0R2`), unless its sentence is about something outside the schematic's passives: a
+# crystal's load capacitance, the layout's stray capacitance, a bus's capacitance, a
+# cable's impedance. A pin by number (`pin 12`, `pins 2 to 5`, `(pin A5)`). A pointer to
+# the notes or to what a reviewer checks.
+PASSIVE = re.compile(r"\d+(?:\.\d+)?\s*(?:[kKM]?(?:Ω|ohms?)|[pnuµm]F\b|[nuµm]H\b)"
+                     r"|\b\d+[kKMR]\d*\b")
+OUTSIDE = re.compile(r"load capacitance|stray capacitance|bus capacitance|impedance")
+PIN_NUMBER = re.compile(r"\bpins?\s+[A-B]?\d+", re.IGNORECASE)
+CHECKLIST = re.compile(r"datasheet notes|reviewer|follow the", re.IGNORECASE)
+
+
+def lint(text: str) -> list[str]:
+    """What in a spec's task.md gives the design away: one line per finding."""
+    found = []
+    # A sentence ends at a full stop, a semicolon or a new list item.
+    for sentence in re.split(r"(?<=[.;])\s+|\n\s*-\s+|\n\n", text):
+        flat = " ".join(sentence.split())
+        if not OUTSIDE.search(flat):
+            found += [f"a passive value {m.group(0)!r}: {flat}" for m in PASSIVE.finditer(flat)]
+        found += [f"a pin number {m.group(0)!r}: {flat}" for m in PIN_NUMBER.finditer(flat)]
+        found += [f"the checklist {m.group(0)!r}: {flat}" for m in CHECKLIST.finditer(flat)]
+    return found
+
+
+def _meta(task: str) -> dict:
+    return yaml.safe_load((TASKS / task / "task.yaml").read_text())
+
+
+def test_there_is_a_spec_task_for_every_board():
+    boards = {_meta(s)["variant_of"] for s in SPECS}
+    assert len(SPECS) == 12 and boards == set(BOARDS)
+    for spec in SPECS:  # p06-... restates b06-...
+        assert _meta(spec)["variant_of"] == "b" + spec[1:], spec
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_spec_states_no_passive_value_and_no_pin_number(spec):
+    assert lint((TASKS / spec / "task.md").read_text()) == []
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_lint_finds_the_checklist_in_every_board_text(board):
+    """The lint can fail: each board's text gives values, pins or the notes away."""
+    assert lint((TASKS / board / "task.md").read_text()), board
+
+
+@pytest.mark.parametrize("text, finding", [
+    ("Pull it up to 3.3 V with 10 kΩ.", "a passive value '10 kΩ'"),
+    ("Put 100 nF on it.", "a passive value '100 nF'"),
+    ("A 4.7 µH inductor.", "a passive value '4.7 µH'"),
+    ("Write 0.2 Ω as `0R2`.", "a passive value '0R2'"),
+    ("Strap it with 4k7.", "a passive value '4k7'"),
+    ("VM (pin 12) is the supply.", "a pin number 'pin 12'"),
+    ("CC1 (pin A5) goes to ground", "a pin number 'pin A5'"),
+    ("pins 2 to 5 carry AIN1 to BIN2", "a pin number 'pins 2'"),
+    ("Follow the datasheet notes below.", "the checklist 'datasheet notes'"),
+])
+def test_the_lint_names_what_it_finds(text, finding):
+    assert any(f.startswith(finding) for f in lint(text)), lint(text)
+
+
+def test_the_lint_lets_requirements_through():
+    text = ("Drive two 6 V, 0.8 A motors at 400 kHz from a 400 mAh cell at 0.5 C; the "
+            "crystal is specified for a load capacitance of 12.5 pF, the cable's "
+            "impedance is 100 Ω. USART1 on PA9 and PA10; TCA9534 at 0x24.")
+    assert lint(text) == []
+
+
+def _design_rules(meta: dict) -> dict[str, dict]:
+    return {c["id"]: c for c in meta.get("criteria", [])}
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_a_spec_holds_its_board_to_the_same_rules_and_ships_wrong_answers(spec):
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(TASKS / spec)
+    assert task.tier == "spec" and task.functional
+    board = load_task(TASKS / task.variant_of)
+    assert board.tier == "board" and board.meta["family"] == task.meta["family"]
+    mine, theirs = _design_rules(task.meta), _design_rules(board.meta)
+    # The board's rules by id; those that check a value only the board's text gives
+    # ("the task: 10 µF on the 5 V input") have nothing to follow from here.
+    stated = {i for i, c in theirs.items() if str(c.get("why", "")).startswith("the task")}
+    assert set(mine) == set(theirs) - stated, spec
+    for i, rule in mine.items():  # the same rule; only its window may move
+        assert {k: v for k, v in rule.items() if k not in ("range", "why", "to")} == \
+            {k: v for k, v in theirs[i].items() if k not in ("range", "why", "to")}, i
+    # A rule's parts are found by lib_id: the text (or the sheet it edits) names them.
+    named = set(task.named_lib_ids())
+    for rule in mine.values():
+        for end in (rule, rule.get("to")):
+            if isinstance(end, dict) and "part" in end:
+                assert end["part"] in named, (spec, rule["id"], end["part"])
+    assert set(board.libraries) <= set(task.libraries)
+    wrong = task.meta["wrong_answers"]
+    assert len(wrong) >= 3 and {w["fails"] for w in wrong} <= set(mine)
+    assert all((task.path / w["file"]).is_file() for w in wrong)
+
+
+def test_a_value_a_requirement_moves_moves_in_the_reference():
+    """0.8 A motors: R_SENSE = 0.2 V / 0.8 A = 0.25 Ω, in the window and in the reference."""
+    from wirebench.verify.design_rules import part_value
+
+    rules = _design_rules(_meta("p06-motor-driver"))
+    assert rules["sense-a"]["range"] == [0.23, 0.27]
+    ops = json.loads((TASKS / "p06-motor-driver" / "reference_ops.json").read_text())["ops"]
+    sense = [op for op in ops if op["op"] == "place_component"
+             and op["designator"] in ("R1", "R2")]
+    assert [part_value(op["value"]) for op in sense] == [0.25, 0.25]
+    board = json.loads((TASKS / "b06-motor-driver" / "reference_ops.json").read_text())
+    assert '"0R2"' in json.dumps(board) and '"0R2"' not in json.dumps(ops)
+
+
+def _main_ics(task) -> list[str]:
+    """The symbols of the parts a task names that we keep a datasheet on."""
+    return [lib_id.split(":", 1)[1] for lib_id in task.named_lib_ids()
+            if (NOTES / f"{lib_id.split(':', 1)[1]}.md").is_file()]
+
+
+def _pack(task_dir: Path) -> str:
+    from wirebench.steps.prompt_pack import build
+
+    # No symbol libraries: the pin tables are left out, the datasheets are what is read.
+    return build(task_dir, REPO / "skills", [])
+
+
+def _notes_lines(symbol: str) -> list[str]:
+    """The lines of a notes file that say something (its bullets), to look for in a pack."""
+    text = (NOTES / f"{symbol}.md").read_text()
+    return [line.strip() for line in text.splitlines() if len(line.strip()) > 30]
+
+
+def test_a_spec_pack_holds_each_ics_full_write_up_and_never_its_notes(tmp_path):
+    """In a corpus of our own, with a full write-up for every main IC: a spec task's pack
+    holds each whole, under its own heading, and no line of any notes file; its board's
+    pack holds the notes."""
+    from wirebench.corpus.tasks import load_task
+
+    corpus = tmp_path / "corpus"
+    for name in ("p06-motor-driver", "b06-motor-driver", "p10-edit-fix-boot-and-clock"):
+        shutil.copytree(TASKS / name, corpus / name)
+    shutil.copytree(NOTES, corpus / "datasheets", ignore=shutil.ignore_patterns("full"))
+    full = corpus / "datasheets" / "full"
+    full.mkdir()
+    for name in ("p06-motor-driver", "p10-edit-fix-boot-and-clock"):
+        for symbol in _main_ics(load_task(corpus / name)):
+            (full / f"{symbol}.md").write_text(
+                f"# {symbol}: the whole datasheet\n\nPin configuration, absolute maximum "
+                f"ratings and an application section for {symbol}.\n")
+    for name in ("p06-motor-driver", "p10-edit-fix-boot-and-clock"):
+        task = load_task(corpus / name)
+        pack = _pack(task.path)
+        symbols = _main_ics(task)
+        assert symbols, name
+        assert "# Reference: datasheets\n" in pack and "datasheet notes" not in pack
+        for symbol in symbols:
+            assert (full / f"{symbol}.md").read_text().rstrip() in pack, symbol
+        for notes in NOTES.glob("*.md"):
+            assert not [line for line in _notes_lines(notes.stem) if line in pack], notes
+    board = _pack(corpus / "b06-motor-driver")
+    assert "# Reference: datasheet notes" in board
+    assert (NOTES / "DRV8833PWP.md").read_text().rstrip() in board
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_the_shipped_spec_packs_hold_the_full_write_ups_there_are(spec):
+    """In the corpus: every full write-up of a main IC is in the pack, and no notes."""
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(TASKS / spec)
+    pack = _pack(task.path)
+    there = [s for s in _main_ics(task) if (NOTES / "full" / f"{s}.md").is_file()]
+    for symbol in there:
+        assert (NOTES / "full" / f"{symbol}.md").read_text().rstrip() in pack, symbol
+    for symbol in _main_ics(task):
+        assert not [line for line in _notes_lines(symbol) if line in pack], symbol
+
+
+def test_the_workflow_reads_a_spec_packs_full_write_ups(tmp_path):
+    """The prompt pack's rule lists the full write-ups as its inputs: editing one reruns
+    the spec's pack, not the board's."""
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(TASKS / "p06-motor-driver")
+    assert all(p.parent == NOTES / "full" for p in task.datasheet_paths)
+    assert all(p.parent == NOTES for p in load_task(TASKS / "b06-motor-driver").datasheet_paths)
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    assert "p.relative_to(task.path.parent)" in common
+
+
+kicad = pytest.mark.skipif(
+    not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
+    reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+
+
+@kicad
+@pytest.mark.slow
+def test_every_spec_task_is_sound_and_every_wrong_answer_fails_on_its_rule(tmp_path):
+    from wirebench.steps.tasks_check import check_corpus
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in [*SPECS, "datasheets"]:
+        (corpus / name).symlink_to(TASKS / name)
+    report = check_corpus(corpus, [])
+    problems = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
+    assert not problems and report["ok"] == len(SPECS) == 12
+    assert {t["tier"] for t in report["tasks"]} == {"spec"}
+
+
+@kicad
+@pytest.mark.slow
+def test_the_report_sets_each_board_beside_its_spec(project, tmp_path):
+    """A real run of b06 and p06 by the reference and by an agent that meets the board's
+    rules and sizes the spec's sense resistors for the board's 1 A: the table shows it."""
+    from test_reports import browse
+
+    pair = ["b06-motor-driver", "p06-motor-driver"]
+    project.self_contained(pair)
+    shutil.copytree(NOTES, project.root / "tasks" / "datasheets")
+    answers = project.root / "answers"
+    answers.mkdir()
+    shutil.copy(TASKS / pair[0] / "reference_ops.json", answers / f"{pair[0]}.json")
+    shutil.copy(TASKS / pair[1] / "wrong" / "sense-for-1a.json", answers / f"{pair[1]}.json")
+    config = yaml.safe_load(project.config_path.read_text())
+    config["models"] = {"reference": {"kind": "reference"},
+                        "checklist": {"kind": "ops_dir", "dir": str(answers)}}
+    project.config_path.write_text(yaml.safe_dump(config))
+    project.snakemake()
+    df = project.summary()
+    assert dict(zip(df["task"] + "/" + df["model"], df["tier"], strict=True)) == {
+        "b06-motor-driver/reference": "board", "b06-motor-driver/checklist": "board",
+        "p06-motor-driver/reference": "spec", "p06-motor-driver/checklist": "spec"}
+    report = (project.root / "results" / "report.md").read_text()
+    assert "**What the checklist gives away.**" in report
+    assert "| b06-motor-driver | p06-motor-driver | checklist | 1/1 (100%) | 0/1 (0%) |" in report
+    assert "| b06-motor-driver | p06-motor-driver | reference | 1/1 (100%) | 1/1 (100%) |" in report
+    assert "| all | all | checklist | 1/1 (100%) | 0/1 (0%) |" in report
+    # The spec's agent read the full write-ups, not the notes.
+    pack = (project.root / "results" / "prompts" / "skills" / f"{pair[1]}.md").read_text()
+    assert "# Reference: datasheets" in pack and "datasheet notes" not in pack
+    dom = browse(project.root / "results" / "report.html", tmp_path, "--dump-dom").stdout
+    table = dom[dom.index('<table id="variant-rates">'):]
+    table = table[:table.index("</table>")]
+    assert re.search(r"<td>b06-motor-driver</td><td>p06-motor-driver</td><td>checklist</td>"
+                     r"<td>1/1 \(100%\)</td><td>0/1 \(0%\)</td>", table), table
