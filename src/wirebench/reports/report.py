@@ -175,9 +175,16 @@ SECTIONS = (header, model_table, repeats_table, tier_table, failure_class_table,
             attack_table, matrix, review_list, why_failed)
 
 
-def render(df, card: dict) -> str:
+def render(df, card: dict, tasks_dir: Path | None = None) -> str:
+    from wirebench.reports import variants
+
     models = ranked(card, sorted(df["model"].unique()))
-    return "\n".join(line for section in SECTIONS for line in section(df, card, models)) + "\n"
+    lines = []
+    for section in SECTIONS:
+        lines += section(df, card, models)
+        if section is tier_table:  # each board beside its spec variant: reads task.yaml
+            lines += variants.markdown(df, tasks_dir)
+    return "\n".join(lines) + "\n"
 
 
 def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = None,
@@ -190,7 +197,7 @@ def write_report(summary: Path, scorecard: Path, out: Path, html: Path | None = 
     except pd.errors.EmptyDataError:
         raise ValueError(f"{summary}: empty, not a summary.csv") from None
     card = read_json(scorecard)
-    write_bytes_atomic(out, render(df, card).encode())
+    write_bytes_atomic(out, render(df, card, tasks_dir).encode())
     if html:
         from wirebench.reports import report_html
 

@@ -515,8 +515,11 @@ def pairs_section(df, runs: Path, expected: dict) -> str:
 
 
 def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
-             tasks: list[str], archive_dir: Path | None) -> list[str]:
+             tasks: list[str], archive_dir: Path | None,
+             tasks_dir: Path | None = None) -> list[str]:
     """The page's parts, top to bottom; an empty string leaves a part out."""
+    from wirebench.reports import variants
+
     return [
         header(df, card, models, tasks),
         "<h2>Models, best first</h2>", model_table(card, models),
@@ -525,6 +528,7 @@ def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
         "<h2>Every task, every model</h2>" + legend(card["samples"] > 1)
         + f"<div id='heatmap'>{heatmap(df, models, tasks, card)}</div>",
         tier_section(card, models),
+        variants.html(df, tasks_dir),
         size_chart(card, models),
         attack_section(card, models),
         contamination_section(card, models),
@@ -542,7 +546,8 @@ def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None
     expected = {t: load_task(Path(tasks_dir) / t).expected_nets() for t in tasks}
     return ("<!doctype html><html><head><meta charset='utf-8'><title>wirebench report</title>"
             f"<style>{STYLE}</style></head><body><h1>wirebench report</h1>"
-            + "".join(sections(df, card, runs, expected, models, tasks, archive_dir))
+            + "".join(sections(df, card, runs, expected, models, tasks, archive_dir,
+                               tasks_dir))
             + "</body></html>\n")
 
 
