@@ -88,11 +88,17 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="board or spec ids (default: all)")
     ap.add_argument("--check", action="store_true", help="compare, write nothing")
     args = ap.parse_args(argv)
-    stale = 0
-    for board in [*BOARDS, *SPECS]:
+    every = [*BOARDS, *SPECS]
+    unknown = sorted(set(args.only or []) - {b["id"] for b in every})
+    if unknown:
+        print(f"no board or spec with id {', '.join(unknown)}", file=sys.stderr)
+        return 2
+    stale = checked = 0
+    for board in every:
         if args.only and board["id"] not in args.only:
             continue
         for path, text in outputs(board).items():
+            checked += 1
             if args.check:
                 if not path.is_file() or path.read_text() != text:
                     print(f"stale: {path.relative_to(REPO)}")
@@ -101,6 +107,8 @@ def main(argv=None) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 print(f"wrote {path.relative_to(REPO)}")
+    if args.check:  # what was compared: a board left out of the loop is never stale
+        print(f"{checked} file(s) checked, {stale} stale")
     return 1 if stale else 0
 
 

@@ -255,24 +255,45 @@ def test_the_report_sets_each_board_beside_its_spec(project, tmp_path):
     shutil.copy(TASKS / pair[0] / "reference_ops.json", answers / f"{pair[0]}.json")
     shutil.copy(TASKS / pair[1] / "wrong" / "sense-for-1a.json", answers / f"{pair[1]}.json")
     config = yaml.safe_load(project.config_path.read_text())
-    config["models"] = {"reference": {"kind": "reference"},
-                        "checklist": {"kind": "ops_dir", "dir": str(answers)}}
+    # The reference, the baseline (a command agent: it reads the prompt pack) and the
+    # agent that follows the board's checklist.
+    config["models"]["checklist"] = {"kind": "ops_dir", "dir": str(answers)}
     project.config_path.write_text(yaml.safe_dump(config))
     project.snakemake()
     df = project.summary()
     assert dict(zip(df["task"] + "/" + df["model"], df["tier"], strict=True)) == {
-        "b06-motor-driver/reference": "board", "b06-motor-driver/checklist": "board",
-        "p06-motor-driver/reference": "spec", "p06-motor-driver/checklist": "spec"}
+        f"{t}/{m}": tier for t, tier in zip(pair, ("board", "spec"), strict=True)
+        for m in ("reference", "base", "checklist")}
     report = (project.root / "results" / "report.md").read_text()
     assert "**What the checklist gives away.**" in report
     assert "| b06-motor-driver | p06-motor-driver | checklist | 1/1 (100%) | 0/1 (0%) |" in report
     assert "| b06-motor-driver | p06-motor-driver | reference | 1/1 (100%) | 1/1 (100%) |" in report
     assert "| all | all | checklist | 1/1 (100%) | 0/1 (0%) |" in report
-    # The spec's agent read the full write-ups, not the notes.
+    assert "| b06-motor-driver | p06-motor-driver | base | 0/1 (0%) | 0/1 (0%) |" in report
+    # The baseline's pack of the spec held the full write-ups, never the notes.
     pack = (project.root / "results" / "prompts" / "skills" / f"{pair[1]}.md").read_text()
     assert "# Reference: datasheets" in pack and "datasheet notes" not in pack
+    assert (NOTES / "full" / "DRV8833PWP.md").read_text().rstrip() in pack
+    assert (NOTES / "DRV8833PWP.md").read_text().rstrip() not in pack
     dom = browse(project.root / "results" / "report.html", tmp_path, "--dump-dom").stdout
     table = dom[dom.index('<table id="variant-rates">'):]
     table = table[:table.index("</table>")]
     assert re.search(r"<td>b06-motor-driver</td><td>p06-motor-driver</td><td>checklist</td>"
                      r"<td>1/1 \(100%\)</td><td>0/1 \(0%\)</td>", table), table
+
+
+@kicad
+@pytest.mark.slow
+def test_the_spec_op_lists_are_what_their_netlists_give():
+    """board_tasks.py writes a spec's files from boards.SPECS, and --check compares them
+    (test_boards runs the whole check; this one spec, and names what it compared)."""
+    import subprocess
+    import sys
+
+    script = [sys.executable, str(REPO / "scripts" / "board_tasks.py"), "--check", "--only"]
+    res = subprocess.run([*script, "p06-motor-driver"], capture_output=True, text=True)
+    wrong = len(_meta("p06-motor-driver")["wrong_answers"])
+    assert res.returncode == 0 and res.stdout.strip() == \
+        f"{1 + wrong} file(s) checked, 0 stale", res.stdout + res.stderr
+    res = subprocess.run([*script, "p99-nothing"], capture_output=True, text=True)
+    assert res.returncode == 2 and "no board or spec with id p99-nothing" in res.stderr
