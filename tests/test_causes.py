@@ -296,8 +296,10 @@ def test_a_traceback_shows_its_last_lines_and_no_secret_reaches_the_terminal(fai
 @pytest.mark.slow
 def test_every_agent_kinds_unreadable_answer_is_shown_by_its_first_bytes(failing_run):
     project, _, server = failing_run
-    for model in ("cmd-junk", "ops-junk", "reference", "oa-prose", "oa-tools"):
-        assert project.score(model, TASK)["outcome"] == "invalid", model
+    for model in ("cmd-junk", "ops-junk", "reference", "oa-prose", "oa-tools", "oa-html"):
+        score = project.score(model, TASK)
+        assert score["outcome"] == ("infra_error" if model == "oa-html" else "invalid")
+        assert CAUSES[model] in score["errors"][0], (model, score["errors"])
     # The tool loop's own read of a submitted op-list: what the model was told.
     told = [m["content"] for m in server.calls["tools"][-1]["body"]["messages"]
             if m["role"] == "tool"]
