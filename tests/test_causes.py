@@ -352,7 +352,7 @@ def test_an_online_entry_that_cannot_be_called_stops_the_run_before_any_job(tmp_
 
 
 @pytest.mark.slow
-def test_the_preflight_asks_once_never_in_a_dry_run_and_reruns_nothing(tmp_path):
+def test_the_preflight_asks_once_only_before_paid_calls_and_reruns_nothing(tmp_path):
     scripts = {"a": lambda n, body: completion(REFERENCE),
                "b": lambda n, body: completion(REFERENCE)}
     with FakeOpenAI(scripts) as server:
@@ -372,3 +372,6 @@ def test_the_preflight_asks_once_never_in_a_dry_run_and_reruns_nothing(tmp_path)
         project.snakemake("--force", str(ops.relative_to(project.root)), "all")
         assert len(server.listings) == 2 and len(server.calls["a"]) == 2
         assert len(server.calls["b"]) == 1
+    # With the endpoint gone, a run that makes no paid call (scores again) checks nothing.
+    rescored = project.snakemake("--forcerun", "score")
+    assert "score__oa__0001" in rescored.stderr and "does not answer" not in rescored.stderr
