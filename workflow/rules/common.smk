@@ -194,8 +194,9 @@ def _skills_variants():
 
 SKILLS = _skills_variants()
 # The API keys the models name, handed to cluster jobs through Snakemake's envvars (in
-# their environment, never on disk). Names that are not set are left to the agent to
-# report as an infra_error, so one missing key does not stop the other models.
+# their environment, never on disk). Names that are not set are left out: an `openai`
+# entry's own key stops the run at its preflight (onstart, below), before any paid call;
+# an `env:` name of a command entry is the command's to report.
 SECRET_ENVVARS = sorted({n for e in MODELS.values() for n in secret_names(e) if n in os.environ})
 STEP_TIMEOUT = config.get("step_timeout_s", 120)
 OPLIST_LIMITS = [word for flag, key in (("max-bytes", "max_oplist_bytes"),

@@ -137,7 +137,9 @@ rule verdict:
 
 rule gate:
     """With --config strict=true: fail the run when a reference pair misses its expected
-    outcome or a model falls below its configured floor."""
+    outcome or a model falls below its configured floor. It runs in Snakemake's own
+    process, not a job shell: a tripped gate's error is then its reason in one line,
+    where a failed shell command is shown with the whole job-shell function before it."""
     input:
         scorecard=f"{RESULTS}/scorecard.json",
     output:
@@ -145,6 +147,7 @@ rule gate:
     params:
         # The run's results folder: where its output lies.
         results=lambda wildcards, output: os.path.dirname(output[0]),
+        # What the gate decides by: a change of floors or of the reference reruns it.
         floors=" ".join(f"--floor {m}={r}" for m, r in sorted(config.get("floors", {}).items())),
         reference=config.get("reference_model", "reference"),
         fingerprint=step_fingerprint("gate"),
