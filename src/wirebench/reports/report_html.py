@@ -65,6 +65,7 @@ td.v{display:table-cell;border-radius:0}
 .v-none{background:#fff}
 ul.legend{list-style:none;padding:0;margin:6px 0}ul.legend li{display:inline-block;
 margin:2px 14px 2px 0}.reason{color:#4a2a2a}.skills{font-weight:400;font-size:12px;color:#556}
+.ci{font-size:11px;color:#667;white-space:nowrap}
 table.matrix td{font-size:12px;padding:2px 6px;vertical-align:middle}
 """
 
@@ -184,7 +185,7 @@ def _fmt(value, pct: bool = False) -> str:
 
 
 def _ci(pair) -> str:
-    return "-" if not pair else f"[{pair[0]:.1%}, {pair[1]:.1%}]"
+    return "" if not pair else f"<br><span class='ci'>[{pair[0]:.1%}, {pair[1]:.1%}]</span>"
 
 
 def _classes_cell(counts: dict) -> str:
@@ -436,31 +437,33 @@ def tier_section(card: dict, models: list[str]) -> str:
     return "<h2>By tier, family and rule</h2>" + "".join(parts) if parts else ""
 
 
-def failure_class_section(df, card: dict, models: list[str]) -> str:
+def failure_class_section(card: dict, models: list[str]) -> str:
     """Why pairs failed: a count per failure class, per model and tier
-    (summary.failure_class_rows), then every pair that is not a clean pass with its
-    reason (summary.failure_rows), each linked to its drill-down."""
+    (summary.failure_class_rows)."""
     counts = failure_class_rows(card, models)
-    failed = failure_rows(df, models)
-    if not counts and not failed:
+    if not counts:
         return ""
-    parts = ["<h2 id='why'>Why pairs failed</h2>"]
-    if counts:
-        parts.append(f"<p class='muted'>{escape(FAILURE_CLASS_NOTE)}</p>" + html_table(
-            "failure-classes", ["model", "tier", *FAILURE_CLASSES],
-            [[escape(m), escape(tier), *map(str, n)] for m, tier, n in counts]))
-    if failed:
-        parts.append("<p class='muted'>Each pair that is not a clean pass, with the first "
-                     "reason found (its row under Every pair has the rest).</p>" + html_table(
-                         "failed-pairs", ["model", "task", "sample", "class", "reason"],
-                         [[escape(r["model"]),
-                           f"<a href='#{escape(pair_id(r['model'], r['task'], r['sample']))}'>"
-                           f"{escape(r['task'])}</a>", str(r["sample"]),
-                           f"<span class='v v-{r['verdict']}'>"
-                           f"{escape(r['failure_class'] or '-')}</span>",
-                           f"<span class='reason'>{escape(r['reason'])}</span>"]
-                          for r in failed]))
-    return "".join(parts)
+    return ("<h2 id='why'>Why pairs failed</h2>"
+            f"<p class='muted'>{escape(FAILURE_CLASS_NOTE)}</p>" + html_table(
+                "failure-classes", ["model", "tier", *FAILURE_CLASSES],
+                [[escape(m), escape(tier), *map(str, n)] for m, tier, n in counts]))
+
+
+def failed_pairs_section(df, models: list[str]) -> str:
+    """Every pair that is not a clean pass with its class and reason
+    (summary.failure_rows), each linked to its drill-down."""
+    failed = failure_rows(df, models)
+    if not failed:
+        return ""
+    return ("<h2>Failed pairs, one by one</h2><p class='muted'>Each pair that is not a clean "
+            "pass, best model first, with the first reason found; its row under Every pair "
+            "has the rest.</p>" + html_table(
+                "failed-pairs", ["model", "task", "sample", "class", "reason"],
+                [[escape(r["model"]),
+                  f"<a href='#{escape(pair_id(r['model'], r['task'], r['sample']))}'>"
+                  f"{escape(r['task'])}</a>", str(r["sample"]),
+                  f"<span class='v v-{r['verdict']}'>{escape(r['failure_class'] or '-')}</span>",
+                  f"<span class='reason'>{escape(r['reason'])}</span>"] for r in failed]))
 
 
 def history_section(archive_dir: Path | None) -> str:
@@ -524,9 +527,10 @@ def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
         header(df, card, models, tasks),
         "<h2>Models, best first</h2>", model_table(card, models),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
-        failure_class_section(df, card, models),
+        failure_class_section(card, models),
         "<h2>Every task, every model</h2>" + legend(card["samples"] > 1)
         + f"<div id='heatmap'>{heatmap(df, models, tasks, card)}</div>",
+        failed_pairs_section(df, models),
         tier_section(card, models),
         variants.html(df, tasks_dir),
         size_chart(card, models),
