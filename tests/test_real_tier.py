@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, write_ops
 
 DEMOS = Path("/usr/share/kicad/demos")
 SMALL = {"value": 1, "wrong-net": 1, "series": 1}  # ecc83: 15 parts, three kinds
@@ -32,10 +32,18 @@ def _tree(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_a_seeded_sample_passes_the_corpus_gate(demos, tmp_path):
+@pytest.fixture(scope="module")
+def sample(demos, tmp_path_factory) -> list[Path]:
     from wirebench.taskgen.real import generate
 
-    made = generate("ci", demos, tmp_path / "real", names=["ecc83"], per_demo=SMALL)
+    return generate("ci", demos, tmp_path_factory.mktemp("real") / "real", names=["ecc83"],
+                    per_demo=SMALL)
+
+
+def test_a_seeded_sample_passes_the_corpus_gate(demos, sample, tmp_path):
+    from wirebench.taskgen.real import generate
+
+    made = sample
     again = generate("ci", demos, tmp_path / "again", names=["ecc83"], per_demo=SMALL)
     assert [_tree(a) for a in made] == [_tree(b) for b in again], "not deterministic"
     kinds = []
@@ -53,7 +61,7 @@ def test_a_seeded_sample_passes_the_corpus_gate(demos, tmp_path):
             assert names == {"wrong/unrepaired.json", "wrong/wrong-part.json"}
             assert meta["knobs"]["edit_ops"] <= 6
     assert sorted(kinds) == ["series", "value", "wrong-net"]
-    proc = subprocess.run(["wirebench", "tasks", "check", str(tmp_path / "real"), "--json"],
+    proc = subprocess.run(["wirebench", "tasks", "check", str(made[0].parent), "--json"],
                           capture_output=True, text=True, cwd=REPO)
     report = json.loads(proc.stdout)
     bad = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
@@ -66,3 +74,70 @@ def test_no_demo_is_read_without_kicad_demos(tmp_path):
 
     with pytest.raises(ValueError, match="kicad-demos"):
         generate("x", tmp_path, tmp_path / "out")
+
+
+def _task(sample: list[Path], kind: str) -> Path:
+    return next(t for t in sample if f"({kind})" in
+                yaml.safe_load((t / "task.yaml").read_text())["brief"])
+
+
+def _evaluate(task: Path, ops: list[dict], pair: Path) -> dict:
+    from wirebench.steps.pair import evaluate_pair
+
+    answer = write_ops(pair.parent / f"{pair.name}.json", ops)
+    return evaluate_pair(answer, task, [], pair, {"model": "m", "task": task.name, "sample": 1})
+
+
+def _nets(result: dict) -> dict:
+    return next(c for c in result["criteria"] if c["id"] == "nets")
+
+
+def test_a_pin_moved_between_two_of_the_demos_unnamed_nets_fails(sample, tmp_path):
+    """The demo's unnamed nets are compared by their pins like any other: the reference
+    fix of a wrong-net fault with its other pin on a neighbouring unnamed net fails on the
+    nets alone (a four-op edit, every value kept)."""
+    task = _task(sample, "wrong-net")
+    fix = json.loads((task / "reference_ops.json").read_text())["ops"]
+    expected = {n["name"]: set(n["members"]) for n in
+                json.loads((task / "expected_nets.json").read_text())["nets"]}
+    moved = next(op for op in fix if op["op"] == "add_net_label"
+                 and expected[op["name"]] != {op["at"]})
+    assert moved["name"].startswith("N"), "the demo left this net unnamed: N<k> is ours"
+    other = next(n for n in sorted(expected) if n.startswith("N") and n != moved["name"]
+                 and n not in {op.get("name") for op in fix})
+    wrong = [dict(op, name=other) if op is moved else op for op in fix]
+    assert _evaluate(task, fix, tmp_path / "ref")["passed"]
+    result = _evaluate(task, wrong, tmp_path / "wrong")
+    verdicts = {c["id"]: c["verdict"] for c in result["criteria"]}
+    assert not result["passed"] and verdicts == {**verdicts, "nets": "fail", "values": "pass",
+                                                 "edit_size": "pass"}, verdicts
+    assert f"net {moved['name']!r}: missing [{moved['at']!r}]" in "\n".join(result["errors"])
+
+
+def test_a_new_unnamed_net_fails(sample, tmp_path):
+    """A wire between two pins the design leaves unconnected makes a net with no name;
+    nets_exact with `unnamed: true` fails it (without, no named net would change)."""
+    task = _task(sample, "value")
+    fix = json.loads((task / "reference_ops.json").read_text())["ops"]
+    base = json.loads((task / "base_ops.json").read_text())["ops"]
+    a, b = [op["pin"] for op in base if op["op"] == "add_no_connect"][:2]
+    result = _evaluate(task, [*fix, {"op": "route_net", "from": a, "to": b}], tmp_path / "w")
+    assert result["outcome"] == "success" and not result["passed"]
+    assert _nets(result)["verdict"] == "fail"
+    assert f"an unnamed net: not in the task (members {sorted([a, b])})" in result["errors"]
+
+
+def test_the_unnamed_nets_are_compared_only_when_the_task_says_so():
+    from wirebench.verify import scoring
+
+    doc = {"nets": [{"name": "VCC", "members": ["R1.1", "#PWR1.1"]},
+                    {"name": None, "members": ["R1.2", "C1.1"]},
+                    {"name": None, "members": ["C1.2", "#PWR2.1"]},
+                    {"name": None, "members": ["U1.3"]}]}
+    want = {"VCC": frozenset({"R1.1"})}
+    unnamed = scoring.observed_unnamed_nets(doc)
+    assert unnamed == [frozenset({"R1.2", "C1.1"})]  # power ports and lone pins are no net
+    assert scoring.compare(want, scoring.observed_named_nets(doc))["passed"]
+    got = scoring.compare(want, scoring.observed_named_nets(doc), unnamed)
+    assert not got["passed"] and got["score"] == 1.0
+    assert got["mismatches"] == ["an unnamed net: not in the task (members ['C1.1', 'R1.2'])"]

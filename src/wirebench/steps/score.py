@@ -68,8 +68,10 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
     # A design or board task names only its interface and rails: the agent's own nets
     # are not compared.
     functional = task.functional
-    exact = (scoring.compare(want, scoring.observed_named_nets(n)) if drawn and not functional
-             else scoring.not_scored(len(want)))
+    unnamed = (scoring.observed_unnamed_nets(n) if any(
+        c["kind"] == "nets_exact" and c.get("unnamed") for c in task.criteria) else [])
+    exact = (scoring.compare(want, scoring.observed_named_nets(n), unnamed)
+             if drawn and not functional else scoring.not_scored(len(want)))
     equivalent = None
     if drawn and not functional:
         from wirebench.verify.equivalence import relabel_equivalent

@@ -2,7 +2,9 @@
 
 The rule is akcli's own harness rule: only NAMED nets count, each compared by exact pin
 membership; score = round(matched / expected, 4); a pass needs every expected net matched
-and no extra named net. Unnamed nets are ignored.
+and no extra named net. Unnamed nets are ignored, unless the task's nets_exact says
+`unnamed: true` (the real tier, whose base names every net of two pins or more): then an
+unnamed net of two real pins or more is a net the task does not have, and fails.
 
 One deliberate difference: pins of power symbols (designators starting with '#', such as
 #PWR01.1) are dropped before comparing. A GND port on the right pin is the same circuit as
@@ -29,8 +31,20 @@ def observed_named_nets(nets_doc: dict) -> dict[str, frozenset[str]]:
     return {name: frozenset(m) for name, m in observed.items()}
 
 
-def compare(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[str]]) -> dict:
-    """Exact comparison of named nets: matched count, extras and one line per mismatch."""
+def observed_unnamed_nets(nets_doc: dict) -> list[frozenset[str]]:
+    """The real members of each unnamed net that joins two real pins or more."""
+    out = []
+    for net in nets_doc.get("nets", []):
+        members = frozenset(m for m in net.get("members", []) if is_real_pin(m))
+        if not net.get("name") and len(members) > 1:
+            out.append(members)
+    return sorted(out, key=sorted)
+
+
+def compare(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[str]],
+            unnamed: list[frozenset[str]] = ()) -> dict:
+    """Exact comparison of named nets: matched count, extras and one line per mismatch.
+    `unnamed`: the unnamed nets of a task that compares them, each a mismatch."""
     matched = sum(1 for name, members in expected.items() if observed.get(name) == members)
     extras = sorted(set(observed) - set(expected))
     mismatches = []
@@ -47,12 +61,14 @@ def compare(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[s
             mismatches.append(f"net {name!r}: " + "; ".join(parts))
     for name in extras:
         mismatches.append(f"net {name!r}: not in the task (members {sorted(observed[name])})")
+    for members in unnamed:
+        mismatches.append(f"an unnamed net: not in the task (members {sorted(members)})")
     return {
         "matched": matched,
         "expected": len(expected),
         "extra_named_nets": extras,
         "score": round(matched / len(expected), 4) if expected else 1.0,
-        "passed": matched == len(expected) and not extras,
+        "passed": matched == len(expected) and not extras and not unnamed,
         "mismatches": mismatches,
     }
 

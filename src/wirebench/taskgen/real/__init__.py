@@ -53,6 +53,31 @@ def _yaml(meta: dict) -> str:
     return yaml.safe_dump(meta, sort_keys=False, width=96, allow_unicode=True)
 
 
+def strict(design, case) -> bool:
+    """Is this task's answer drawn behind akcli's `--strict-nets` rails?"""
+    return case["kind"] not in REWIRES and not design.shared_pins
+
+
+def _rails(design, case) -> str:
+    """What the prompt says of the rails: only what is true of this task (task.yaml
+    `strict_nets`, which the apply step follows)."""
+    if strict(design, case):
+        return ("Your op-list is applied on top of it under akcli's `--strict-nets` rails: "
+                "an edit that splits or merges one of its named nets is refused and draws "
+                "nothing.")
+    why = ("the fix moves a pin between named nets, which the rails refuse"
+           if case["kind"] in REWIRES else
+           "on this design the rails see any edit as a split of a net that every unit of "
+           "a multi-unit part carries")
+    return (f"Your op-list is applied on top of it without akcli's `--strict-nets` rails "
+            f"({why}): what judges it is the netlist it leaves, every net by its pins.")
+
+
+MOVE_PIN = ("A pin moves to another net with its label: delete the part with its labels "
+            "(`delete_component` with `cascade`) and place it again where it was, with "
+            "its labels.")
+
+
 def _prompt_repair(design, case) -> str:
     d = design.demo
     return "\n".join([
@@ -61,14 +86,11 @@ def _prompt_repair(design, case) -> str:
         "in your prompt, drawn from a real KiCad design). It was drawn with one fault, and "
         "the bench shows it:", "",
         f"> {case['symptom']}", "",
-        "Find the fault and fix it with the smallest edit of the existing sheet: your "
-        f"op-list is applied on top of it under akcli's `--strict-nets` rails, at most "
-        f"{faults.MAX_EDIT_OPS} ops. Do not redraw the design: every other part, value "
-        "and net must stay as it is.", "",
-        "akcli cannot move a pin between two named nets in place: delete the part with "
-        "its labels (`delete_component` with `cascade`) and place it again where it was, "
-        "with its labels. A part you add takes the lowest designator its kind leaves "
-        "free, and a label on each of its pins."])
+        "Find the fault and fix it with the smallest edit of the existing sheet, at most "
+        f"{faults.MAX_EDIT_OPS} ops. {_rails(design, case)} Do not redraw the design: "
+        "every other part, value and net must stay as it is.", "",
+        f"{MOVE_PIN} A part you add takes the lowest designator its kind leaves free, and "
+        "a label on each of its pins."])
 
 
 def _prompt_change(design, case) -> str:
@@ -78,10 +100,8 @@ def _prompt_change(design, case) -> str:
         f"The sheet you are given is {d.what} ({len(design.parts)} parts; its op-list is "
         "in your prompt, drawn from a real KiCad design). Its maintainer asks for a "
         "change:", "", *[f"> {line}" for line in case["ask"]], "",
-        "Your op-list is applied on top of the sheet under akcli's `--strict-nets` rails. "
-        "A pin moves between named nets only when its part is deleted with its labels "
-        "(`delete_component` with `cascade`) and placed again where it was. Every other "
-        "part, value and net must stay as it is."])
+        f"{_rails(design, case)} {MOVE_PIN} Every other part, value and net must stay as "
+        "it is."])
 
 
 def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str, str]:
@@ -95,14 +115,15 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
         "tier": "real",
         "symbol_files": [LIBRARY],
     }
-    if case["kind"] in REWIRES or design.shared_pins:
+    if not strict(design, case):
         meta["strict_nets"] = False
     if design.layout_left:
         meta["layout_exempt"] = (
             "the base sheet is akcli's redraw of a real design, and akcli's layout check "
             f"finds {len(design.layout_left)} label overlap(s) in it that no edit is asked "
             "to move")
-    criteria = [{"id": "nets", "kind": "nets_exact"},
+    # unnamed: an unnamed net the answer makes (a wire between two unused pins) fails too.
+    criteria = [{"id": "nets", "kind": "nets_exact", "unnamed": True},
                 {"id": "values", "kind": "values", "values": _values(after, design.drawn_values)},
                 {"id": "parts", "kind": "max_parts", "max": len({p.ref for p in after})},
                 {"id": "edit_size", "kind": "max_ops",
