@@ -697,3 +697,70 @@ def test_the_tools_are_documented_where_users_read_them():
         assert f"`{name}(" in guide, name
     assert "vision: true" in guide
     assert "sim_spec_guard" in (REPO / "docs" / "threat-model.md").read_text()
+
+
+# -- akcli at full speed for command agents ------------------------------------------------
+
+KICAD = Path("/usr/share/kicad/symbols")
+needs_kicad = pytest.mark.skipif(
+    not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
+    reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+
+
+def test_a_trimmed_library_keeps_the_named_symbols_and_their_parents_byte_for_byte():
+    from wirebench.corpus.libraries import trim
+
+    lib = ('(kicad_symbol_lib (version 20211014) (generator kicad_symbol_editor)\n'
+           '  (symbol "A" (property "Value" "A (x)" (id 1)) (property "Note" "a \\" ) (" (id 2)))\n'
+           '  (symbol "B" (extends "A") (property "Value" "B" (id 1)))\n'
+           '  (symbol "C" (property "Value" "C" (id 1)))\n'
+           ')\n')
+    assert trim(lib, {"B"}) == lib.replace('  (symbol "C" (property "Value" "C" (id 1)))\n', "")
+    assert trim(lib, {"C"}) == ('(kicad_symbol_lib (version 20211014) (generator '
+                                'kicad_symbol_editor)\n  (symbol "C" (property "Value" "C" '
+                                '(id 1)))\n)\n')
+    assert trim(lib, {"Z"}) == ('(kicad_symbol_lib (version 20211014) (generator '
+                                'kicad_symbol_editor)\n)\n')
+
+
+@needs_kicad
+@pytest.mark.slow
+def test_the_copies_a_command_agent_gets_give_akcli_the_same_pins(tmp_path):
+    """b01's libraries, trimmed to the symbols its prompt names: one copy per library,
+    named as it is, each symbol's text as in KiCad's, and akcli reads the same pin tables
+    from them as from the full libraries."""
+    from wirebench.corpus.libraries import symbols_for, trimmed_copies
+    from wirebench.runtime import akcli_backend
+
+    task = load_task(TASKS / "b01-stm32f030-minimum")
+    libraries, named = symbols_for(task, []), task.named_lib_ids()
+    made = trimmed_copies(libraries, named, tmp_path)
+    assert sorted(p.name for p in made) == sorted(
+        {f"{lib_id.split(':')[0]}.kicad_sym" for lib_id in named})
+    assert (tmp_path / "Device.kicad_sym").stat().st_size < (
+        KICAD / "Device.kicad_sym").stat().st_size / 100
+    for lib_id in named:
+        ours = akcli_backend.pins_text(lib_id, [str(p) for p in made])
+        theirs = akcli_backend.pins_text(lib_id, libraries)
+        assert ours.rc == theirs.rc == 0 and ours.stdout == theirs.stdout, lib_id
+
+
+@needs_kicad
+@needs_landlock
+@pytest.mark.slow
+def test_a_command_agents_own_akcli_draws_a_board_in_seconds():
+    """benchmarks/agent_akcli_speed.py: a real command agent, in its bubblewrap sandbox,
+    runs `akcli` from its PATH on b01's reference with the libraries in SYMBOLS_DIR. The
+    run's own PATH holds no akcli: the agent's is the one wirebench puts first."""
+    import subprocess
+    import sysconfig
+
+    proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "agent_akcli_speed.py"),
+                           "--repeats", "1"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"(akcli: {sysconfig.get_path('scripts')}/akcli)" in proc.stdout
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["median_s"]["SYMBOLS_DIR"] < 10
+    assert "rc=0" in proc.stdout and " 0 new nets" not in proc.stdout
+    assert "Device.kicad_sym(" in proc.stdout and "MCU_ST_STM32F0.kicad_sym(" in proc.stdout

@@ -7,6 +7,8 @@ a few more variables. The command's environment is built from nothing and holds 
   PROMPT_FILE    the full prompt pack (the skills doc, akcli's op list and schema, pin
                  tables, then the task)
   SKILLS_DIR     the skills folder the model entry uses
+  SYMBOLS_DIR    for each library the task uses, a copy with only the task's symbols
+                 (corpus/libraries.trimmed_copies), for the agent's own akcli (on PATH)
   BASE_OPS       for an edit task: the op-list of the design the edit starts from
   TASK_ID, MODEL, SAMPLE, TURN
   FEEDBACK_FILE  from turn 2 on: why the previous answer failed (the repair loop)
@@ -96,6 +98,13 @@ def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
     if ctx.feedback:
         (inputs / "feedback.txt").write_text(ctx.feedback, encoding="utf-8")
         named["FEEDBACK_FILE"] = "feedback.txt"
+    if ctx.symbols:
+        from wirebench.corpus.libraries import trimmed_copies
+
+        # akcli parses every library it is given for every part it places: the agent's
+        # own akcli gets each library the task uses with only the task's symbols.
+        if trimmed_copies(ctx.symbols, ctx.task.named_lib_ids(), inputs / "symbols"):
+            named["SYMBOLS_DIR"] = "symbols"
     # Readable by the agent's uid, whatever the umask (run by root, it is not root's).
     for folder, _, files in os.walk(inputs):
         os.chmod(folder, 0o755)
@@ -137,6 +146,13 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
                  home: str) -> dict:
     """Built from nothing: the contract, a few basics, and what `env:` names."""
     env = {k: os.environ[k] for k in (*BASE_ENV, *spec.get("env", [])) if k in os.environ}
+    # The akcli wirebench runs, first on PATH: the scripts folder of this interpreter's
+    # environment, which the sandbox shows with the rest of the Python installation.
+    import sysconfig
+
+    tools = sysconfig.get_path("scripts")
+    env["PATH"] = os.pathsep.join([tools, *(p for p in env.get("PATH", "").split(os.pathsep)
+                                            if p and p != tools)])
     env.update({k: f"{inputs}/{name}" for k, name in named.items()})
     env.update({"HOME": home, "TMPDIR": home, "LANG": os.environ.get("LANG", "C.UTF-8"),
                 "OPS_OUT": f"{work}/ops.json", "TASK_ID": ctx.task.id, "MODEL": ctx.model,

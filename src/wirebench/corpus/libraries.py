@@ -12,6 +12,7 @@ A task that names no libraries draws with the run's `symbols` list, as before.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from wirebench.corpus.tasks import Task, TaskError
@@ -52,3 +53,87 @@ def symbols_for(task: Task, default: list[str], configured: str | None = None) -
             raise TaskError(f"{missing[0]}: missing (task.yaml symbol_files)")
         return [str(p) for p in task.symbol_files]
     return resolve(task.libraries, kicad_dir(configured)) if task.libraries else list(default)
+
+
+_SYMBOL_NAME = re.compile(r'\(symbol\s+"((?:[^"\\]|\\.)*)"')
+_EXTENDS = re.compile(r'\(extends\s+"((?:[^"\\]|\\.)*)"')
+_SYNTAX = re.compile(r'[()"\\]')
+
+
+def _children(text: str) -> tuple[list[tuple[int, int]], int]:
+    """The spans of the library's top-level entries (version, generator, each symbol),
+    and where its closing parenthesis is. Strings are skipped: a quoted ')' is text."""
+    start = text.index("(kicad_symbol_lib")
+    spans, depth, opened, in_string, skip = [], 0, 0, False, -1
+    for m in _SYNTAX.finditer(text, start):  # only the characters that matter
+        i, ch = m.start(), m[0]
+        if i == skip:  # the character after a backslash in a string
+            continue
+        if in_string:
+            if ch == "\\":
+                skip = i + 1
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch == "(":
+            depth += 1
+            if depth == 2:
+                opened = i
+        elif ch == ")":
+            if depth == 2:
+                spans.append((opened, i + 1))
+            depth -= 1
+            if depth == 0:
+                return spans, i
+    raise ValueError("the library's parentheses do not close")
+
+
+def trim(text: str, names: set[str]) -> str:
+    """A copy of a `.kicad_sym` library's text with only the named symbols (and the ones
+    they extend), each symbol's text byte for byte as it is in the library, so akcli
+    draws the same parts from it. akcli parses a whole library for every part it places:
+    an agent's own draw of a board with KiCad's full libraries ran for more than 13
+    minutes here, and in seconds with copies like these (benchmarks/agent_akcli_speed.py)."""
+    spans, close = _children(text)
+    symbols = {}
+    for span in spans:
+        m = _SYMBOL_NAME.match(text, span[0])
+        if m:
+            symbols[m[1]] = span
+    wanted, todo = set(), [n for n in names if n in symbols]
+    while todo:  # a derived symbol is drawn from its parent's text
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            parent = _EXTENDS.search(text, *symbols[name])
+            if parent and parent[1] in symbols:
+                todo.append(parent[1])
+    if not symbols:
+        return text
+    first = min(s for s, _ in symbols.values())
+    last = max(e for _, e in symbols.values())
+    # Each kept symbol with the line break and indent before it, as in the library.
+    kept = "".join(text[len(text[:s].rstrip()):e] for name, (s, e) in symbols.items()
+                   if name in wanted)
+    return text[:first].rstrip() + kept + text[last:]
+
+
+def trimmed_copies(libraries: list[str], lib_ids: list[str], folder: Path) -> list[Path]:
+    """For each library a lib_id names, a copy in `folder` holding only those symbols,
+    named as the library is (Device.kicad_sym): what a command agent's own akcli reads
+    (SYMBOLS_DIR). Libraries no lib_id names are left out."""
+    by_library: dict[str, set[str]] = {}
+    for lib_id in lib_ids:
+        library, _, name = lib_id.partition(":")
+        by_library.setdefault(library, set()).add(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    made = []
+    for path in map(Path, libraries):
+        if path.suffix == ".kicad_sym" and path.stem in by_library:
+            out = folder / path.name
+            out.write_text(trim(path.read_text(encoding="utf-8"), by_library[path.stem]),
+                           encoding="utf-8")
+            made.append(out)
+    return made
