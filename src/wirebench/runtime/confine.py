@@ -239,8 +239,11 @@ def _call(fn, *args) -> int:
     try:
         fn(*args)
         return 0
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    except SystemExit as exc:  # as the interpreter reads it: None is success, text says why
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        print(exc.code, file=sys.stderr)
+        return 1
     except BaseException:  # reported through the pipe: the parent decides
         import traceback
 
@@ -311,9 +314,12 @@ class Server:
         if self.pid is None:
             self._start()
         _write_all(self._req, _frame(pickle.dumps((fn, args))))
-        reply = _read_frame(self._rep, time.monotonic() + timeout if timeout else None)
+        deadline = time.monotonic() + timeout if timeout else None
+        reply = _read_frame(self._rep, deadline)
         if reply is None:  # past the limit, or the child died under the step
-            died = self._stop(kill=True)
+            # The pipe's end before the limit is the child's death, however soon the
+            # kernel lets us reap it: wait for it rather than call it a timeout.
+            died = self._stop(kill=deadline is not None and time.monotonic() >= deadline)
             if died is not None:
                 raise StepCrashed(f"the confined step server died (exit {died})")
             sweep(self.pair)
@@ -346,7 +352,7 @@ class Server:
         self.pid = pid
 
     def _stop(self, kill: bool) -> int | None:
-        """End the child: its exit code if it had already died on its own, else None."""
+        """End the child: its exit code if it ended on its own, None if it was killed."""
         pid, self.pid = self.pid, None
         os.close(self._req)
         os.close(self._rep)
@@ -357,8 +363,10 @@ class Server:
             if kill:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)  # without kill: it sees its request pipe close and exits
-            return None
+                os.waitpid(pid, 0)
+                return None
+            # Without kill: it sees its request pipe close and exits (or is exiting).
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         finally:
             shutil.rmtree(self.writes[-1], ignore_errors=True)
 
