@@ -1,0 +1,235 @@
+"""The confined step (confine.run and confine.Server) as a step sees it and as its parent
+does: exit codes and output, the folder and variables it starts with, time limits, death
+with its parent, the server's calls. Each test costs a fork, so that every mutant of
+runtime/confine.py meets them all (benchmarks/mutation_score.py --config isolation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from wirebench.runtime import confine, landlock, sandbox
+
+needs_landlock = pytest.mark.skipif(
+    landlock.abi() < landlock.MIN_ABI and not os.environ.get("CI"),
+    reason="this kernel has no Landlock")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap() is None and not os.environ.get("CI"),
+                                 reason="no working bubblewrap (apt-get install bubblewrap)")
+SYSTEM = list(confine.SYSTEM_READS)
+
+
+def _try(action) -> str:
+    try:
+        action()
+        return "allowed"
+    except PermissionError:
+        return "denied"
+    except OSError as exc:
+        return f"error {exc.errno}"
+
+
+# --- the confined step: confine.run and confine.Server -------------------------------------
+
+def _exit_with(code):
+    sys.exit(code)
+
+
+def _boom():
+    raise ValueError("boom")
+
+
+def _print(text: str):
+    print(text, end="")
+
+
+def _where(pair: Path) -> None:
+    import tempfile
+
+    (pair / "where.json").write_text(json.dumps({
+        "cwd": os.getcwd(), "env": sorted(os.environ), "TMPDIR": os.environ.get("TMPDIR"),
+        "tempdir": tempfile.gettempdir(),
+        "reads outside": _try(lambda: Path(__file__).read_text())}))
+
+
+@needs_landlock
+def test_a_confined_steps_exit_and_what_it_printed_reach_the_parent(tmp_path, capfd):
+    """Success is silence; a step's exit code and its last line name its failure; what it
+    printed reaches the parent's stderr, cut at 1 MiB."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    confine.run(lambda: _print("said in the step\n"), write=pair, timeout=30)
+    assert capfd.readouterr().err == "said in the step\n"
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(lambda: _exit_with(3), write=pair, timeout=30)
+    assert str(crashed.value) == "the confined step failed (exit 3)"
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(lambda: _exit_with("no way"), write=pair, timeout=30)
+    assert str(crashed.value) == "the confined step failed (exit 1) no way"
+    confine.run(lambda: _exit_with(None), write=pair, timeout=30)  # sys.exit(): success
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(_boom, write=pair, timeout=30)
+    assert str(crashed.value) == "the confined step failed (exit 70) ValueError: boom"
+    assert "Traceback" in capfd.readouterr().err
+    confine.run(lambda: _print("y" * (3 << 20)), write=pair, timeout=30)
+    assert capfd.readouterr().err == "y" * (1 << 20)
+
+
+@needs_landlock
+def test_a_confined_step_starts_in_its_pair_with_none_of_the_runs_variables(tmp_path,
+                                                                            monkeypatch):
+    """In the pair's folder (relative paths of an op-list land there), with its own
+    TMPDIR, and none of the run's secrets; the user's opt-out, and only it, runs the step
+    unconfined, and tells the step so."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    monkeypatch.setenv("WB_PROVIDER_KEY", "sk-0123456789")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(confine.OPT_OUT_VAR, raising=False)
+    confine.run(lambda: _where(pair), write=pair, timeout=30)
+    seen = json.loads((pair / "where.json").read_text())
+    assert seen["cwd"] == str(pair)
+    assert "WB_PROVIDER_KEY" not in seen["env"] and confine.OPT_OUT_VAR not in seen["env"]
+    assert seen["TMPDIR"] == seen["tempdir"] and seen["TMPDIR"] not in ("/tmp", None)
+    assert not Path(seen["TMPDIR"]).exists(), "the private folder goes with the step"
+    assert seen["reads outside"] == "denied"
+    monkeypatch.setenv(confine.OPT_OUT_VAR, "1")
+    confine.run(lambda: _where(pair), write=pair, timeout=30)
+    seen = json.loads((pair / "where.json").read_text())
+    assert confine.OPT_OUT_VAR in seen["env"] and seen["reads outside"] == "allowed"
+
+
+def _start_and_wait(marker: str, wait: float) -> None:
+    subprocess.Popen(["setsid", "sleep", marker])
+    time.sleep(wait)
+
+
+@needs_landlock
+def test_a_step_past_its_limit_is_killed_with_all_it_started(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    marker = f"{80 + os.getpid() % 1000}.5"
+    started = time.monotonic()
+    with pytest.raises(confine.StepTimedOut) as late:
+        confine.run(lambda: _start_and_wait(marker, 30), write=pair, timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert str(late.value) == "exceeded 0.5 s" and late.value.seconds == 0.5
+    time.sleep(0.3)
+    assert not _running("sleep " + marker), "a process of the step outlived it"
+    # Within its limit, a step that leaves a process behind leaves nothing either.
+    confine.run(lambda: _start_and_wait(marker, 0.2), write=pair, timeout=30)
+    time.sleep(0.3)
+    assert not _running("sleep " + marker)
+    assert list(pair.iterdir()) == []
+
+
+@needs_landlock
+def test_a_confined_step_dies_with_the_process_that_started_it(tmp_path):
+    """kill -9 of a worker mid-step: its confined child goes too, and what it started."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    marker = f"{90 + os.getpid() % 1000}.5"
+    code = ("import sys, time\n"
+            "from pathlib import Path\n"
+            "from wirebench.runtime import confine\n"
+            "sys.path.insert(0, sys.argv[3])\n"
+            "import test_mut_confine as t\n"
+            "confine.run(lambda: t._start_and_wait(sys.argv[2], 60), write=Path(sys.argv[1]),"
+            " timeout=60)\n")
+    worker = subprocess.Popen([sys.executable, "-c", code, str(pair), marker,
+                               str(Path(__file__).parent)])
+    try:
+        deadline = time.monotonic() + 20
+        while not _running("sleep " + marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _running("sleep " + marker)
+    finally:
+        worker.kill()
+        worker.wait()
+    deadline = time.monotonic() + 5
+    while _running("sleep " + marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _running("sleep " + marker)
+    if left:
+        subprocess.run(["pkill", "-f", "sleep " + marker])
+    assert not left, "the step outlived the worker that started it"
+
+
+def _leave_behind(marker: str) -> None:
+    subprocess.Popen(["setsid", "sleep", marker])
+
+
+@needs_landlock
+def test_the_step_server_reports_each_step_and_carries_big_arguments(tmp_path, capfd):
+    """Each call's exit code and output, as run() gives them, the server living on; an
+    argument larger than a pipe holds; what a step left running killed before the next
+    step; close() ends the child and removes its private folder."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    marker = f"{95 + os.getpid() % 1000}.5"
+    server = confine.Server(write=pair)
+    try:
+        server.call(_print, "served\n", timeout=30)
+        assert capfd.readouterr().err == "served\n"
+        first = server.pid
+        with pytest.raises(confine.StepCrashed) as crashed:
+            server.call(_exit_with, 4, timeout=30)
+        assert str(crashed.value) == "the confined step failed (exit 4)"
+        with pytest.raises(confine.StepCrashed) as crashed:
+            server.call(_exit_with, "why", timeout=30)
+        assert str(crashed.value) == "the confined step failed (exit 1)"
+        assert capfd.readouterr().err == "why\n"
+        server.call(_exit_with, None, timeout=30)
+        big = os.urandom(3 << 20)
+        server.call(Path.write_bytes, pair / "big.bin", big, timeout=30)
+        assert (pair / "big.bin").read_bytes() == big
+        server.call(_print, "z" * (2 << 20), timeout=30)
+        assert capfd.readouterr().err == "z" * (1 << 20)
+        server.call(_leave_behind, marker, timeout=30)
+        server.call(time.sleep, 0.2, timeout=30)
+        assert not _running("sleep " + marker), "what a step left ran on past it"
+        assert server.pid == first and server.served == 8
+        private = server.writes[-1]
+        assert Path(private).is_dir()
+    finally:
+        server.close()
+    assert not Path(private).exists()
+    assert not _alive(first)
+
+
+@needs_landlock
+def test_a_step_that_ends_the_server_is_a_crash_and_the_next_call_gets_a_new_one(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    server = confine.Server(write=pair)
+    try:
+        server.call(_print, "", timeout=30)
+        first = server.pid
+        with pytest.raises(confine.StepCrashed) as crashed:
+            server.call(os._exit, 9, timeout=30)
+        assert str(crashed.value) == "the confined step server died (exit 9)"
+        assert server.pid is None
+        server.call(Path.write_text, pair / "after.txt", "x", timeout=30)
+        assert server.pid not in (None, first)
+    finally:
+        server.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _running(command: str) -> bool:
+    return subprocess.run(["pgrep", "-f", f"^{command}$"], capture_output=True).returncode == 0
+
+
