@@ -164,6 +164,27 @@ def test_the_skills_folder_of_each_model_is_shown(ranked_run):
     assert "<td><b>alpha</b></td><td>skills-b</td>" in models
 
 
+@pytest.mark.slow
+def test_a_narrowed_summary_keeps_the_skills_folder_of_the_models_it_left_out(
+        ranked_run, tmp_path):
+    """`--config models=reference` names one model: the others' rows are as the earlier
+    run left them, their skills folder included (the summary step reads it back from the
+    summary.csv it replaces)."""
+    from wirebench.reports.summary import write_summary
+
+    csv_out = tmp_path / "summary.csv"
+    shutil.copy(ranked_run.root / "results" / "summary.csv", csv_out)
+    write_summary(ranked_run.root / "results" / "runs", ["reference"], TASK_IDS, 1, csv_out,
+                  tmp_path / "scorecard.json", experiment=(RANKED, TASK_IDS), skills={})
+    with open(csv_out, newline="") as fh:
+        narrowed = {(r["model"], r["task"]): (r["this_run"], r["skills"])
+                    for r in csv.DictReader(fh)}
+    assert narrowed[("alpha", "01-divider")] == ("False", "skills-b")
+    assert narrowed[("reference", "01-divider")] == ("True", "")
+    card = json.loads((tmp_path / "scorecard.json").read_text())
+    assert card["models"]["alpha"]["skills"] == "skills-b"
+
+
 # The page, as a browser lays it out: a script in a copy of it writes what Chromium
 # computed into the DOM, which --dump-dom prints.
 PROBE = """<script>
