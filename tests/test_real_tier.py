@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, write_ops
+from conftest import REPO, TASKS, write_ops
 
 DEMOS = Path("/usr/share/kicad/demos")
 SMALL = {"value": 1, "wrong-net": 1, "series": 1}  # ecc83: 15 parts, three kinds
@@ -141,3 +142,59 @@ def test_the_unnamed_nets_are_compared_only_when_the_task_says_so():
     got = scoring.compare(want, scoring.observed_named_nets(doc), unnamed)
     assert not got["passed"] and got["score"] == 1.0
     assert got["mismatches"] == ["an unnamed net: not in the task (members ['C1.1', 'R1.2'])"]
+
+
+def test_what_a_run_generates():
+    from wirebench.taskgen.real.tier import wanted
+
+    on = {"real_tier": {"seed": 7}}
+    assert wanted({}) == 0  # no real_tier key: the tier is off
+    assert wanted({**on, "sample_per_tier": {"real": 3, "board": 2}}) == 3
+    assert wanted({**on, "sample_per_tier": {"board": 2}}) is None  # no quota: all
+    assert wanted({**on, "sample_per_tier": "all"}) is None
+    assert wanted({**on, "tasks": "01-divider,02-rc-lowpass"}) == 0
+    assert wanted({**on, "tasks": ["01-divider", "real-214347-004"]}) is None
+
+
+@pytest.mark.slow
+def test_the_default_run_generates_a_sample_and_all_runs_them_all(demos, project, tmp_path):
+    """A run whose config asks for the real tier generates it when it starts, into the
+    cache folder, and runs it beside the tasks folder's tasks: the first N with
+    `real: N`, every one with `sample_per_tier=all` (here the demos folder holds ecc83
+    alone, so that all is six tasks). A rerun generates nothing and runs nothing; without
+    kicad-demos the run goes on and says that the tier was left out."""
+    only = tmp_path / "demos"
+    only.mkdir()
+    (only / "ecc83").symlink_to(demos / "ecc83")
+    corpus = tmp_path / "tasks"  # one task of ours: `all` must not run the whole corpus
+    shutil.copytree(TASKS / "01-divider", corpus / "01-divider")
+    project.configure({"reference": {"kind": "reference"}}, tasks_dir=corpus,
+                      sample_per_tier={"real": 2}, real_tier={"seed": "ci", "demos": str(only)})
+    project.snakemake()
+    stamps = list((project.root / ".snakemake" / "wirebench" / "real").glob("*/tier.json"))
+    assert len(stamps) == 1
+    stamp = json.loads(stamps[0].read_text())
+    assert stamp["count"] == 2 and len(stamp["tasks"]) == 2
+    rows = project.summary()
+    real = rows[rows["tier"] == "real"]
+    assert sorted(real["task"]) == stamp["tasks"] and real["passed"].all()
+    assert len(rows) == 3
+    assert "real-" in (project.root / "results" / "report.md").read_text()
+
+    again = project.snakemake()
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert json.loads(stamps[0].read_text()) == stamp
+
+    project.snakemake("--config", "sample_per_tier=all")
+    stamp = json.loads(stamps[0].read_text())
+    assert stamp["count"] is None and len(stamp["tasks"]) > 2
+    rows = project.summary()
+    real = rows[rows["tier"] == "real"]
+    assert sorted(real["task"]) == sorted(stamp["tasks"]) and real["passed"].all()
+
+    project.configure({"reference": {"kind": "reference"}}, tasks_dir=corpus,
+                      sample_per_tier={"real": 2},
+                      real_tier={"seed": "ci", "demos": str(tmp_path / "none")})
+    left = project.snakemake()
+    assert f"the real tier is left out: no kicad-demos in {tmp_path / 'none'}" in left.stderr
+    assert list(project.summary()["task"]) == ["01-divider"]

@@ -214,7 +214,13 @@ def _cmd_replay(args) -> int:
         results = args.results
         if results.is_file():  # an archived run: archive/<run-id>.tar.gz
             results = unpack(results, Path(td))
-        report = replay(results, Path(args.tasks_dir or config["tasks_dir"]),
+        # The config's tasks folder, and the real tier's cache when it asks for one.
+        dirs = [Path(args.tasks_dir or config["tasks_dir"])]
+        if config.get("real_tier"):
+            from wirebench.taskgen.real.tier import folder
+
+            dirs.append(folder(config))
+        report = replay(results, dirs,
                         args.symbols or config["symbols"], config.get("kicad_symbols"))
     if args.json:
         print(json.dumps(report, indent=2, sort_keys=True))
@@ -324,10 +330,12 @@ def _cmd_verdict(args) -> int:
 
 
 def _cmd_report(args) -> int:
+    from pathlib import Path
+
     from wirebench.reports.report import write_report
 
-    write_report(args.summary, args.scorecard, args.out, args.html, args.runs, args.tasks_dir,
-                 args.archive)
+    write_report(args.summary, args.scorecard, args.out, args.html, args.runs,
+                 args.tasks_dir or [Path("tasks")], args.archive)
     return 0
 
 
@@ -466,7 +474,8 @@ def _parser():
     rp.add_argument("--out", required=True, type=Path)
     rp.add_argument("--html", type=Path, help="also write the HTML report here")
     rp.add_argument("--runs", type=Path, default=Path("results/runs"))
-    rp.add_argument("--tasks-dir", type=Path, default=Path("tasks"))
+    rp.add_argument("--tasks-dir", type=Path, nargs="+", action="extend",
+                    help="the tasks folders (the run's, then a generated tier's)")
     rp.add_argument("--archive", type=Path, help="add a history chart of these archived runs")
     rp.set_defaults(func=_cmd_report)
 

@@ -5,6 +5,7 @@ import glob
 import json
 import re
 import shlex
+import sys
 from types import SimpleNamespace
 
 import yaml
@@ -48,7 +49,8 @@ from wirebench.runtime.snakemake_process import (
 )
 from wirebench.corpus.libraries import symbols_for
 from wirebench.steps.batch import partition, write_spec
-from wirebench.corpus.tasks import TaskError, discover, load_task
+from wirebench.corpus.tasks import TaskError, discover_all, load_task
+from wirebench.taskgen.real import tier as real_tier
 
 
 # The Snakemake process itself: fewer collector passes over the DAG, no list of every
@@ -63,6 +65,15 @@ checksums_once_per_job()
 fresh_bytecode()
 
 
+# The real tier, generated from the installed kicad-demos into a cache folder when the
+# config asks for it (`real_tier:`), and run beside the tasks folder's tasks. Why at the
+# start and not in a rule: taskgen/real/tier.py. Without kicad-demos the run goes on.
+REAL_DIR, REAL_LEFT_OUT = real_tier.ensure(config)
+if REAL_LEFT_OUT:
+    print(f"wirebench: {REAL_LEFT_OUT}", file=sys.stderr)
+TASKS_DIRS = [config["tasks_dir"], *([str(REAL_DIR)] if REAL_DIR else [])]
+
+
 def _load_matrix():
     # --config models=a,b replaces the mapping with names: look them up in the file.
     catalog = {}
@@ -73,7 +84,8 @@ def _load_matrix():
         check(config)
         models = select_models(config, catalog)
         check({**config, "models": models})
-        available = [d.name for d in discover(config["tasks_dir"])]
+        folders = {t: str(d) for t, d in discover_all(TASKS_DIRS).items()}
+        available = list(folders)
         tasks = select_tasks(config, available)
     except (ConfigError, TaskError) as exc:
         raise WorkflowError(str(exc)) from None
@@ -82,29 +94,29 @@ def _load_matrix():
     # Every selected task is checked now, before any job runs: a malformed task.yaml
     # stops the run here, naming its file, instead of failing its jobs one by one.
     try:
-        loaded = {t: load_task(os.path.join(config["tasks_dir"], t)) for t in tasks}
+        loaded = {t: load_task(folders[t]) for t in tasks}
     except TaskError as exc:
         raise WorkflowError(str(exc)) from None
     tasks = sample_tiers(config, {t: task.tier for t, task in loaded.items()})
-    experiment = _experiment(catalog, available, list(models), tasks)
-    return models, tasks, {t: loaded[t] for t in tasks}, experiment
+    experiment = _experiment(catalog, folders, list(models), tasks)
+    return models, tasks, {t: loaded[t] for t in tasks}, experiment, folders
 
 
-def _experiment(catalog, available, models, tasks):
+def _experiment(catalog, folders, models, tasks):
     # The experiment's whole matrix: a narrowed run's summary and reports still cover
     # every pair of it that an earlier run scored (reports/summary.py).
     if not is_narrowed(config):
         return models, tasks
     tiers = {}
-    for name in available:
+    for name, path in folders.items():
         try:
-            tiers[name] = load_task(os.path.join(config["tasks_dir"], name)).tier
+            tiers[name] = load_task(path).tier
         except TaskError:
             continue  # a task that cannot load has no scored pairs to show
     return experiment_models(config, catalog), experiment_tasks(config, tiers)
 
 
-MODELS, TASKS, TASK_OBJECTS, (EXPERIMENT_MODELS, EXPERIMENT_TASKS) = _load_matrix()
+MODELS, TASKS, TASK_OBJECTS, (EXPERIMENT_MODELS, EXPERIMENT_TASKS), TASK_DIRS = _load_matrix()
 # Design tasks: their pairs get a simulate job (sim.json) between nets and score.
 DESIGN_TASKS = {t for t, task in TASK_OBJECTS.items() if task.testbench is not None}
 NGSPICE = ngspice_identity()
@@ -208,7 +220,7 @@ try:
     prepare_jobs(MODELS, bool(config.get("unsafe_no_sandbox")))
 except OSError as exc:
     raise WorkflowError(str(exc)) from None
-CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS)
+CORPUS_SHA256 = corpus_hash(config["tasks_dir"], TASKS, TASK_DIRS)
 # The config as run: the models' entries and the tasks resolved. It is stored under its
 # own hash, as a batch's spec is, and copied into the results (results/config.json) by
 # the run that scores with it, so `archive` freezes the run as it was configured, not as
@@ -243,7 +255,7 @@ def pair_dir(model, task, sample):
 
 
 def task_dir(task):
-    return f"{config['tasks_dir']}/{task}"
+    return TASK_DIRS[task]
 
 
 def draw_files(task):
@@ -266,13 +278,13 @@ def expected_file(task):
 
 
 def task_path(name=""):
-    return f"{config['tasks_dir']}/{{task}}/{name}".rstrip("/")
+    return lambda wildcards: f"{TASK_DIRS[wildcards.task]}/{name}".rstrip("/")
 
 
 def task_file(task_id, path):
     """A task's file as the config spells the tasks folder (relative stays relative: on a
     cluster's shared storage paths are taken from the project folder)."""
-    return f"{config['tasks_dir']}/{task_id}/{path.relative_to(TASK_OBJECTS[task_id].path)}"
+    return f"{TASK_DIRS[task_id]}/{path.relative_to(TASK_OBJECTS[task_id].path)}"
 
 
 def prompt_files(wildcards):
@@ -342,11 +354,11 @@ def prompt_of(entry, wildcards):
 def generate_inputs(wildcards):
     """The task, and what the agent reads: its prompt pack, or its answer file."""
     entry = model_entry(wildcards)
-    inputs = {"task": f"{config['tasks_dir']}/{wildcards.task}/task.md"}
+    inputs = {"task": f"{TASK_DIRS[wildcards.task]}/task.md"}
     if entry["kind"] not in OFFLINE_KINDS:
         inputs["prompt"] = prompt_of(entry, wildcards)
     if entry["kind"] == "reference":
-        inputs["reference"] = f"{config['tasks_dir']}/{wildcards.task}/reference_ops.json"
+        inputs["reference"] = f"{TASK_DIRS[wildcards.task]}/reference_ops.json"
     elif entry["kind"] == "ops_dir":
         answer = answer_path(entry, wildcards.task)
         if answer.is_file():

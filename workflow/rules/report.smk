@@ -68,7 +68,8 @@ rule report:
     params:
         # The run's results folder: where its output lies.
         results=lambda wildcards, output: os.path.dirname(output[0]),
-        tasks_dir=config["tasks_dir"],
+        # The tasks folder, and the real tier's cache when the run has one.
+        tasks_dirs=TASKS_DIRS,
         fingerprint=step_fingerprint("report"),
     log:
         f"{RESULTS}/logs/report.log",
@@ -77,7 +78,7 @@ rule report:
     shell:
         "wirebench report --summary {input.summary} --scorecard {input.scorecard}"
         " --out {output.md} --html {output.html} --runs {params.results:q}/runs"
-        " --tasks-dir {params.tasks_dir:q} --archive archive 2> {log}"
+        " --tasks-dir {params.tasks_dirs:q} --archive archive 2> {log}"
 
 
 rule run_config:

@@ -311,6 +311,27 @@ def _check_meta(meta, meta_path: Path) -> None:
         raise TaskError(f"{meta_path}: duplicate criterion id(s) {dupes}")
 
 
+def discover_all(tasks_dirs: list) -> dict[str, Path]:
+    """Every task of these folders by id, sorted by id: a run's tasks folder and the
+    tiers generated beside it (the real tier, taskgen/real/tier.py). An id two folders
+    hold is an error: its pairs would overwrite each other."""
+    found: dict[str, Path] = {}
+    for root in tasks_dirs:
+        for d in discover(root):
+            if d.name in found:
+                raise TaskError(f"task id {d.name!r} is in both {found[d.name].parent} and "
+                                f"{root}")
+            found[d.name] = d
+    return dict(sorted(found.items()))
+
+
+def task_folder(tasks_dirs, task: str) -> Path:
+    """A task's folder: in the first of these folders (or this one) that holds it."""
+    dirs = [tasks_dirs] if isinstance(tasks_dirs, str | Path) else list(tasks_dirs)
+    return next((Path(d) / task for d in dirs if (Path(d) / task).is_dir()),
+                Path(dirs[0]) / task)
+
+
 def discover(tasks_dir: str | Path) -> list[Path]:
     """Task directories under tasks_dir, sorted; planned/ and hidden folders are skipped."""
     root = Path(tasks_dir)

@@ -41,6 +41,9 @@ STEP_CODE = {
     "verdict": ["reports/verdict.py", "evidence/files.py"],
     "summary": ["reports/summary.py", "evidence/provenance.py"],
     "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py"],
+    # The real tier's tasks, generated when a run starts (taskgen/real/tier.py).
+    "real_tier": ["taskgen/*.py", "taskgen/real/*.py", "runtime/akcli_backend.py",
+                  "runtime/symbol_cache.py"],
     "report": ["reports/report.py", "reports/report_html.py", "verify/scoring.py",
                "corpus/tasks.py"],
 }
@@ -67,7 +70,7 @@ def fingerprint(step: str) -> str:
                 continue
             h.update(path.relative_to(PACKAGE).as_posix().encode())
             h.update(path.read_bytes())
-    if step in AKCLI_STEPS:
+    if step in AKCLI_STEPS or step == "real_tier":
         from wirebench.evidence.provenance import dist_version
 
         h.update(f"akcli {dist_version('akcli-kicad')}".encode())

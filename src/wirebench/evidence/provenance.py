@@ -35,8 +35,10 @@ def task_hash(task_dir: Path) -> str:
     return sha256_bytes("\n".join(parts).encode())
 
 
-def corpus_hash(tasks_dir: Path, tasks: list[str]) -> str:
-    return sha256_bytes("\n".join(f"{t}:{task_hash(Path(tasks_dir) / t)}"
+def corpus_hash(tasks_dir: Path, tasks: list[str], folders: dict | None = None) -> str:
+    """`folders`: a task's folder when it is not in tasks_dir (a generated tier's)."""
+    folders = folders or {}
+    return sha256_bytes("\n".join(f"{t}:{task_hash(folders.get(t) or Path(tasks_dir) / t)}"
                                   for t in sorted(tasks)).encode())
 
 

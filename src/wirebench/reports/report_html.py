@@ -543,11 +543,11 @@ def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
 
 
 def render(df, card: dict, runs: Path, tasks_dir: Path, archive_dir: Path | None = None) -> str:
-    from wirebench.corpus.tasks import load_task
+    from wirebench.corpus.tasks import load_task, task_folder
 
     models = ranked(card, sorted(df["model"].unique()))
     tasks = sorted(df["task"].unique())
-    expected = {t: load_task(Path(tasks_dir) / t).expected_nets() for t in tasks}
+    expected = {t: load_task(task_folder(tasks_dir, t)).expected_nets() for t in tasks}
     return ("<!doctype html><html><head><meta charset='utf-8'><title>wirebench report</title>"
             f"<style>{STYLE}</style></head><body><h1>wirebench report</h1>"
             + "".join(sections(df, card, runs, expected, models, tasks, archive_dir,

@@ -21,14 +21,14 @@ NOTE = ("Each board beside its spec variant: the same design rules, stated as re
 def variants(df, tasks_dir: Path | None) -> list[tuple[str, str]]:
     """(board, spec) for each spec task the summary holds whose task.yaml names its
     board; none without the tasks folder (an archived summary read on its own)."""
-    from wirebench.corpus.tasks import TaskError, load_task
+    from wirebench.corpus.tasks import TaskError, load_task, task_folder
 
     if tasks_dir is None or "tier" not in df:
         return []
     out = []
     for task in sorted(set(df.loc[df["tier"] == "spec", "task"])):
         try:
-            board = load_task(Path(tasks_dir) / task).variant_of
+            board = load_task(task_folder(tasks_dir, task)).variant_of
         except TaskError:
             continue  # the folder is gone or broken: tasks check names that, not a report
         if board:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from wirebench.corpus.tasks import task_folder
 from wirebench.evidence.files import read_json
 from wirebench.evidence.trace import pair_trace
 from wirebench.steps.pair import evaluate_pair
 
 
-def replay(results: Path, tasks_dir: Path, symbols: list[str],
+def replay(results: Path, tasks_dir: Path | list[Path], symbols: list[str],
            kicad: str | None = None) -> dict:
     """Re-evaluate every stored pair and compare its trace with the stored one."""
     report = {"pairs": [], "equivalent": 0}
@@ -34,12 +35,13 @@ def replay(results: Path, tasks_dir: Path, symbols: list[str],
         with tempfile.TemporaryDirectory(prefix="wirebench-replay-") as td:
             scratch = Path(td)
             (scratch / "ops.json").write_bytes((pair / "ops.json").read_bytes())
-            evaluate_pair(scratch / "ops.json", Path(tasks_dir) / doc["task"], symbols, scratch,
+            evaluate_pair(scratch / "ops.json", task_folder(tasks_dir, doc["task"]), symbols,
+                          scratch,
                           {k: doc[k] for k in ("model", "task", "sample")},
                           agent=pair / "agent.json", kicad=kicad)
             fresh = pair_trace(scratch)
             agent = read_json(pair / "agent.json") if (pair / "agent.json").is_file() else {}
-            trajectory = replay_trajectory(agent, Path(tasks_dir) / doc["task"], symbols,
+            trajectory = replay_trajectory(agent, task_folder(tasks_dir, doc["task"]), symbols,
                                            scratch / "tools", kicad)
         differs = [a["step"] for a, b, c in zip(stored["steps"], now_stored["steps"],
                                                  fresh["steps"], strict=True)

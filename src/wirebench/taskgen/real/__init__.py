@@ -16,6 +16,7 @@ See docs/real-tier.md.
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from pathlib import Path
 
@@ -158,10 +159,11 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
 
 
 def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) -> list[dict]:
-    """The demo's tasks: up to PER_DEMO of each kind, chosen by the seed."""
+    """The demo's tasks: up to PER_DEMO of each kind, chosen by the seed, in turns of
+    one of each kind (so that the first few ids, a run's sample, hold several kinds)."""
     ops = design.base_ops
     places = faults.Places(design, libraries)
-    out = []
+    picks = []
     for kind, count in (per_demo or PER_DEMO).items():
         if kind in faults.FAULTS:
             found = faults.FAULTS[kind](design, ops, places)
@@ -172,8 +174,8 @@ def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) 
             if case["ref"] not in seen and len(pick) < count:
                 pick.append(case)
                 seen.add(case["ref"])
-        out += pick
-    return out
+        picks.append(pick)
+    return [c for turn in itertools.zip_longest(*picks) for c in turn if c is not None]
 
 
 def generate(seed: str, demos_dir: Path, out: Path, count: int | None = None,
