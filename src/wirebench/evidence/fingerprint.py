@@ -26,26 +26,33 @@ STEP_CODE = {
     # are in the task schema), so fixing a rule's logic reruns scores, not draws.
     "apply": ["steps/apply.py", "steps/common.py", "verify/oplist.py",
               "runtime/akcli_backend.py", "corpus/tasks.py", "evidence/files.py",
-              "data/akcli.toml", "schemas/task.schema.yaml"],
+              "schemas/task.schema.yaml"],
     "nets": ["steps/nets.py", "steps/common.py", "runtime/akcli_backend.py",
              "evidence/files.py"],
     "simulate": ["steps/simulate.py", "steps/common.py", "corpus/testbench.py",
                  "verify/part_models.py", "data/part_models.yaml", "runtime/akcli_backend.py",
-                 "corpus/tasks.py", "evidence/files.py", "schemas/task.schema.yaml"],
+                 "corpus/tasks.py", "evidence/files.py", "schemas/task.schema.yaml",
+                 "verify/oplist_guard.py"],
     "score": ["steps/score.py", "steps/common.py", "verify/scoring.py", "verify/criteria.py",
               "verify/design_rules.py", "corpus/testbench.py", "verify/equivalence.py",
-              "corpus/tasks.py", "evidence/files.py",
+              "verify/akcli_waivers.py", "corpus/tasks.py", "evidence/files.py",
               "evidence/trace.py", "evidence/provenance.py", "schemas/task.schema.yaml"],
     "manifest": ["evidence/manifest.py", "evidence/files.py"],
     "gate": ["reports/gate.py", "evidence/files.py"],
     "verdict": ["reports/verdict.py", "evidence/files.py"],
-    "summary": ["reports/summary.py", "evidence/provenance.py"],
-    "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py"],
+    "summary": ["reports/summary.py", "reports/stats.py", "verify/scoring.py",
+                "evidence/provenance.py", "evidence/files.py"],
+    "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py",
+                "evidence/files.py"],
     # The real tier's tasks, generated when a run starts (taskgen/real/tier.py).
     "real_tier": ["taskgen/*.py", "taskgen/real/*.py", "runtime/akcli_backend.py",
                   "runtime/symbol_cache.py"],
-    "report": ["reports/report.py", "reports/report_html.py", "verify/scoring.py",
-               "corpus/tasks.py"],
+    # The report's tables come from summary.py's functions over summary.csv: an edit there
+    # that leaves summary.csv's bytes alone must still redraw the report.
+    "report": ["reports/report.py", "reports/report_html.py", "reports/summary.py",
+               "reports/stats.py", "reports/variants.py", "reports/history.py",
+               "verify/scoring.py", "verify/oplist.py", "corpus/tasks.py",
+               "schemas/task.schema.yaml", "evidence/files.py", "evidence/provenance.py"],
 }
 # Modules a step's globs match that shape none of its outputs: the run's preflight
 # checks the online entries before any job and hands nothing to one, so editing it must
@@ -55,10 +62,12 @@ NOT_HASHED = {"agents/preflight.py"}
 # call. After an upgrade, `snakemake --forcerun prompt_pack` rebuilds the packs (and so
 # reruns the agents) when you want agents to read the new akcli's docs.
 AKCLI_STEPS = {"validate", "apply", "nets", "simulate"}
-# How every akcli step runs: confined, within a time limit (a verdict can depend on both).
+# How every akcli step runs: confined, within a time limit (a verdict can depend on both),
+# with akcli's settings pinned to data/akcli.toml; and the versions its output records.
 for _step in AKCLI_STEPS:
     STEP_CODE[_step] += ["steps/confined.py", "runtime/confine.py", "runtime/landlock.py",
-                         "runtime/symbol_cache.py"]
+                         "runtime/isolation.py", "runtime/symbol_cache.py", "data/akcli.toml",
+                         "evidence/provenance.py"]
 
 
 @cache
