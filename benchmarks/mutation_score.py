@@ -145,7 +145,8 @@ AREAS: dict[str, dict] = {
 }
 # What the tests read besides the package: the corpus, the libraries, the skills, the
 # workflow.
-ALSO_COPY = ["tasks", "symbols", "skills", "README.md", "workflow", "config", "docs"]
+ALSO_COPY = ["tasks", "symbols", "skills", "README.md", "Snakefile", "workflow", "config",
+             "docs"]
 # mutmut's own first step, alone: copy the tree into mutants/ and write the mutants.
 GENERATE = """
 import os

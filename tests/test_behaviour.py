@@ -124,7 +124,13 @@ def test_env_passes_exactly_the_named_variables(monkeypatch):
     assert "WB_NOT_SET_ANYWHERE" not in seen
     contract = {"PATH", "LC_ALL", "VIRTUAL_ENV", "HOME", "TMPDIR", "LANG", "OPS_OUT",
                 "TASK_ID", "MODEL", "SAMPLE", "TURN", "PROJECT_DIR", "TASK_FILE",
-                "PROMPT_FILE", "SKILLS_DIR", "BASE_OPS", "FEEDBACK_FILE", "MCP_CONFIG"}
+                "PROMPT_FILE", "SKILLS_DIR", "BASE_OPS", "FEEDBACK_FILE", "MCP_CONFIG",
+                "SYMBOLS_DIR",
+                # The package the harness runs, first: wirebench's own agents import it.
+                "PYTHONPATH"}
+    import wirebench
+
+    assert seen["PYTHONPATH"].split(os.pathsep)[0] == str(Path(wirebench.__file__).parent.parent)
     # What the shell and Python add on their own (PWD, SHLVL, _) is no host variable.
     extra = set(seen) - contract - {"WB_NAMED", "PWD", "SHLVL", "_"}
     assert extra == set(), f"host variables the entry did not name: {sorted(extra)}"

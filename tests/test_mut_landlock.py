@@ -368,3 +368,22 @@ def test_a_folder_the_user_may_only_traverse_can_be_given_to_read(tmp_path):
     finally:
         shutil.rmtree(folder)
     assert got == {"read the file": "allowed", "list the folder": "denied"}
+
+
+@needs_landlock
+def test_a_device_given_to_write_answers_its_own_ioctls(folders):
+    """/dev/null is given to every step as a single-file rule: a program that asks it a
+    terminal question (isatty, a window size) gets the device's own answer, ENOTTY, not
+    Landlock's refusal; a device not given is refused outright."""
+    import fcntl
+    import termios
+
+    def ask(path: str):
+        with open(path, "wb") as fh:
+            fcntl.ioctl(fh.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
+
+    got = _landlocked(SYSTEM, [folders / "rw", "/dev/null"], {
+        "ask /dev/null": lambda: ask("/dev/null"),
+        "write /dev/full": lambda: Path("/dev/full").write_bytes(b"x"),
+    })
+    assert got == {"ask /dev/null": "error 25", "write /dev/full": "denied"}
