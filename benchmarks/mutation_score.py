@@ -112,9 +112,11 @@ AREAS: dict[str, dict] = {
     },
     "evidence": {
         "modules": {
-            "evidence/fingerprint.py": [f"{T}evidence.py"],
-            "evidence/archive.py": [f"{T}evidence.py", "tests/test_evidence.py"],
-            "steps/batch.py": [f"{T}evidence.py", "tests/test_batches.py"],
+            "evidence/fingerprint.py": [
+                f"{T}evidence.py::test_every_file_a_step_reads_is_in_its_fingerprint",
+                "tests/test_causes.py::test_the_preflight_is_in_no_fingerprint"],
+            "evidence/archive.py": [f"{T}evidence.py"],
+            "steps/batch.py": [f"{T}batch.py", "tests/test_batches.py"],
         },
         "tables": {"evidence/fingerprint.py": ["STEP_CODE", "AKCLI_STEPS"]},
     },
@@ -373,7 +375,13 @@ def run_mutants(by_module: dict[str, list[str]], area: str, tree: Path, log) -> 
                                  str(runner / "spec.json")], cwd=tree / "mutants", env=env)
         seen = 0
         while True:
-            done = proc.poll() is not None
+            try:
+                done = proc.wait(timeout=1) is not None
+            except subprocess.TimeoutExpired:
+                done = False
+            except BaseException:  # interrupted: the runner and its mutant go too
+                proc.kill()
+                raise
             lines = results.read_text().splitlines() if results.exists() else []
             for line in lines[seen:]:
                 row = json.loads(line)
@@ -383,7 +391,6 @@ def run_mutants(by_module: dict[str, list[str]], area: str, tree: Path, log) -> 
                       f"({row['seconds']} s)", file=sys.stderr, flush=True)
             if done:
                 break
-            time.sleep(1)
         if seen < len(names):
             raise SystemExit(f"the fork runner stopped after {seen} of {len(names)} mutants "
                              f"of {module}; see {log.name}")

@@ -228,3 +228,182 @@ def test_every_file_a_step_reads_is_in_its_fingerprint(finished_run, tmp_path):
     assert set(finished_run["reads"]) == {"generate", "validate", "apply", "nets", "simulate",
                                           "score", "summary", "report", "manifest", "verdict",
                                           "archive"}
+
+
+# --- the archive of a finished run ------------------------------------------------------------
+
+@pytest.fixture
+def results(finished_run, tmp_path) -> Path:
+    """A copy of a real finished run's results, for a test to archive or spoil."""
+    copy = tmp_path / "results"
+    shutil.copytree(finished_run["results"], copy, symlinks=True)
+    return copy
+
+
+def _index(out: Path) -> list[dict]:
+    import csv
+
+    with open(out / "index.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_an_archive_holds_the_run_its_provenance_and_a_row_of_the_index(results, tmp_path):
+    import tarfile
+    import time
+
+    from wirebench.evidence.archive import INDEX_COLUMNS, create
+    from wirebench.evidence.files import sha256_file
+    from wirebench.evidence.provenance import dist_version
+
+    out = tmp_path / "archive"
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    made = create(results, out)
+    run_id = f"{day}-{sha256_file(results / 'manifest.json')[:10]}"
+    assert made == {"run_id": run_id, "archive": str(out / f"{run_id}.tar.gz")}
+    manifest = json.loads((results / "manifest.json").read_text())
+    with tarfile.open(made["archive"]) as tar:
+        names = set(tar.getnames())
+        provenance = json.load(tar.extractfile(f"{run_id}/provenance.json"))
+        kept = {a["path"]: tar.extractfile(f"{run_id}/{a['path']}").read()
+                for a in manifest["artifacts"]}
+    want = {f"{run_id}/{a['path']}" for a in manifest["artifacts"]} | {
+        f"{run_id}/{n}" for n in ("summary.csv", "scorecard.json", "report.md",
+                                  "manifest.json", "provenance.json")}
+    assert names == want
+    assert all(kept[p] == (results / p).read_bytes() for p in kept), "the run's own bytes"
+    card = json.loads((results / "scorecard.json").read_text())
+    assert provenance["schema"] == "wirebench.provenance/1" and provenance["run_id"] == run_id
+    assert provenance["date"].startswith(day) and provenance["date"].endswith("Z")
+    assert provenance["versions"]["akcli"] == dist_version("akcli-kicad")
+    assert (provenance["corpus_sha256"], provenance["config_sha256"]) == (
+        card["corpus_sha256"], card["config_sha256"])
+    assert provenance["config"] == (results / "config.json").read_text()
+    assert set(provenance["git"]) >= {"commit", "dirty"}
+    (row,) = _index(out)
+    assert list(row) == INDEX_COLUMNS
+    assert row["run_id"] == run_id and row["archive"] == f"{run_id}.tar.gz"
+    assert (row["models"], row["tasks"], row["samples"]) == ("reference", "2", "1")
+    assert row["pass_rates"] == "reference=1.0"
+    assert row["akcli"] == ";".join(card["versions"]["akcli"])
+    assert row["wirebench"] == provenance["versions"]["wirebench"]
+    assert row["date"] == provenance["date"]
+    assert row["git_commit"] == (provenance["git"]["commit"] or "")
+    assert row["git_dirty"] == str(provenance["git"]["dirty"])
+
+
+def test_archiving_the_same_run_twice_keeps_one_archive_and_one_row(results, tmp_path):
+    from wirebench.evidence.archive import create
+    from wirebench.evidence.manifest import write
+
+    out = tmp_path / "archive"
+    first = create(results, out)
+    before = Path(first["archive"]).read_bytes()
+    again = create(results, out)
+    assert again == {**first, "unchanged": True}
+    assert Path(first["archive"]).read_bytes() == before and len(_index(out)) == 1
+    # A changed run (its summary rewritten, the manifest made again) is a second point.
+    summary = results / "summary.csv"
+    summary.write_text(summary.read_text() + "\n")
+    write(results, results / "manifest.json")
+    second = create(results, out)
+    assert second["run_id"] != first["run_id"] and "unchanged" not in second
+    assert [r["run_id"] for r in _index(out)] == [first["run_id"], second["run_id"]]
+    # A row whose tarball is gone does not stand for the run: it is made again, one row.
+    Path(second["archive"]).unlink()
+    third = create(results, out)
+    assert third["run_id"] == second["run_id"] and "unchanged" not in third
+    assert [r["run_id"] for r in _index(out)] == [first["run_id"], second["run_id"]]
+
+
+def test_an_unfinished_or_changed_run_is_refused_by_name(results, tmp_path):
+    from wirebench.evidence.archive import create
+
+    out = tmp_path / "archive"
+    for name in ("summary.csv", "scorecard.json"):
+        (results / name).write_text((results / name).read_text() + " ")
+    (results / "runs" / "reference" / "01-divider" / "1" / "nets.json").unlink()
+    with pytest.raises(ValueError) as refused:
+        create(results, out)
+    lines = str(refused.value).splitlines()
+    assert lines[0] == "results do not match their manifest; refusing to archive:"
+    assert set(lines[1:]) == {
+        "  changed: summary.csv (sha256 differs from the manifest)",
+        "  changed: scorecard.json (sha256 differs from the manifest)",
+        "  missing: runs/reference/01-divider/1/nets.json"}
+    (results / "manifest.json").unlink()
+    with pytest.raises(ValueError, match="no manifest.json: the run has not finished "
+                                         r"\(run snakemake first\)"):
+        create(results, out)
+    assert not out.exists()
+
+
+def test_a_changed_run_lists_at_most_ten_of_its_problems(results, tmp_path):
+    from wirebench.evidence.archive import create
+
+    runs = sorted((results / "runs").rglob("*.json"))
+    assert len(runs) > 10
+    for path in runs:
+        path.write_text(path.read_text() + " ")
+    with pytest.raises(ValueError) as refused:
+        create(results, tmp_path / "archive")
+    assert len(str(refused.value).splitlines()) == 11
+
+
+def test_the_config_archived_is_the_one_the_run_recorded(results, tmp_path):
+    """results/config.json, whatever config the caller names; for results from before a
+    run wrote one, the caller's; with neither, a refusal naming the run."""
+    from wirebench.evidence.archive import run_config
+
+    other = tmp_path / "config.yaml"
+    other.write_text("samples: 7\n")
+    recorded = (results / "config.json").read_text()
+    assert run_config(results, other) == (recorded, json.loads(recorded))
+    (results / "config.json").unlink()
+    assert run_config(results, other) == ("samples: 7\n", {"samples": 7})
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert run_config(results, empty) == ("", {})
+    with pytest.raises(ValueError, match=r"no config.json: the run has not finished"):
+        run_config(results)
+
+
+def test_an_archive_unpacks_to_its_run_and_a_bad_one_is_named(results, tmp_path):
+    import io
+    import tarfile
+
+    from wirebench.evidence.archive import BadArchive, create, unpack
+
+    made = create(results, tmp_path / "archive")
+    folder = unpack(Path(made["archive"]), tmp_path / "into")
+    assert folder == tmp_path / "into" / made["run_id"]
+    assert (folder / "summary.csv").read_bytes() == (results / "summary.csv").read_bytes()
+
+    def tarball(name: str, members: dict) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tar:
+            for arcname, data in members.items():
+                info = tarfile.TarInfo(arcname)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return path
+
+    two = tarball("two.tar.gz", {"a/x": b"1", "b/y": b"2"})
+    with pytest.raises(BadArchive) as bad:
+        unpack(two, tmp_path / "two")
+    assert str(bad.value) == (f"{two}: not an archived run (it should hold one run folder, "
+                              "it holds 2)")
+    out = tarball("out.tar.gz", {"run/x": b"1", "../escaped": b"2"})
+    with pytest.raises(BadArchive) as bad:
+        unpack(out, tmp_path / "sub" / "out")
+    assert str(bad.value).startswith(f"{out}: not an archived run (")
+    assert not (tmp_path / "sub" / "escaped").exists()
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(b"not a tarball")
+    with pytest.raises(BadArchive) as bad:
+        unpack(junk, tmp_path / "junk")
+    assert str(bad.value).startswith(f"{junk}: not an archived run (") and \
+        str(bad.value).endswith(")")
+    empty = tmp_path / "empty.tar.gz"
+    empty.write_bytes(b"")
+    with pytest.raises(BadArchive, match=r"not an archived run \(.+\)"):
+        unpack(empty, tmp_path / "empty")
