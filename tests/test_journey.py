@@ -210,6 +210,8 @@ def test_a_newcomers_first_hour(tmp_path):
     assert not any("/runs/reference/" in n for n in names)
     same = me.compare(str(archive), "results")
     assert (same["pairs"], same["regressions"], same["fixes"]) == (len(rows), [], [])
+    within = me.compare(str(archive), "--models", "baseline", "mine")
+    assert within["pairs"] == len(mine)
 
     # 8. A docs A/B: two entries that differ only in their skills folder.
     shutil.copytree(me.root / "skills", me.root / "my_skills")

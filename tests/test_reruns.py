@@ -109,7 +109,7 @@ def test_a_model_entry_change_reruns_only_that_model(world):
 
 @pytest.mark.slow
 def test_an_operational_knob_reruns_no_agent_call(world):
-    """A timeout is how an entry runs, not what it answers (tests/test_promises.py runs it)."""
+    """A timeout is how an entry runs, not what it answers (tests/test_journey.py runs it)."""
     project, _, _ = world
     with edit(project.config_path, lambda b: b.replace(b"timeout: 60", b"timeout: 900")):
         assert dry(world) == {**CONFIG, **REST}
