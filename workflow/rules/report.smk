@@ -133,7 +133,9 @@ rule verdict:
         "../../envs/wirebench.yaml"
     shell:
         "wirebench verdict --summary {input.summary}"
-        " --max-infra-rate {params.max_infra_rate} --out {output} 2> {log}"
+        # Its table to the log: onsuccess/onerror print it once (common.smk), even
+        # under -q and on a run with nothing to do.
+        " --max-infra-rate {params.max_infra_rate} --out {output} > {log} 2>&1"
 
 
 rule gate:
