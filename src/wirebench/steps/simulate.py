@@ -147,14 +147,14 @@ def _corner_runs(sim: _Sim, nominal: dict, parts: dict[str, float], corners: dic
             a, b = base.get(n), up.get(n)
             direction[n][ref] = 0 if a is None or b is None else (b > a) - (b < a)
     plans = []
-    for n in names:
+    for n in names if parts else []:
         for sign in (1, -1):
             plan = tuple(sorted(
                 (ref, parts[ref] * (1 + sign * (direction[n][ref] or 1) * tol(ref)))
                 for ref in parts))
             if plan not in plans:
                 plans.append(plan)
-    if not parts and temps:
+    if not parts and temps:  # the temperatures alone, once each
         plans.append(())
     for plan in plans:
         doc = sim.run(*(f"{ref}={value:.6g}" for ref, value in plan), *temp_sweep)
