@@ -306,8 +306,11 @@ def test_a_bwrap_that_cannot_make_a_sandbox_is_no_bwrap(tmp_path, monkeypatch):
         assert sandbox.bwrap() is None
         with pytest.raises(sandbox.Unavailable) as refused:
             sandbox.require()
-        assert "apt-get install bubblewrap" in str(refused.value)
-        assert "Set `unsafe_no_sandbox: true`" in str(refused.value)
+        assert str(refused.value) == (
+            "command agents run inside bubblewrap, and no working `bwrap` was found "
+            "(Debian/Ubuntu: apt-get install bubblewrap; it also needs unprivileged user "
+            "namespaces, or root). Set `unsafe_no_sandbox: true` to run agents unconfined "
+            "on purpose")
         real = shutil.which("bwrap", path="/usr/bin:/bin")
         if real:
             monkeypatch.setenv("PATH", f"{Path(real).parent}:{fake}")

@@ -1,0 +1,297 @@
+"""The board tier's design rules, each kind against right answers and answers wrong on
+each of its bounds; values read as schematics write them; the part models and the test
+bench as akcli and ngspice take them. The rules judge a drawn netlist (nets.json and the
+apply step's facts), so most boards here are written as those files are; the testbench
+and part models run real akcli sim on real ngspice. So that every mutant of
+verify/design_rules.py, verify/part_models.py, corpus/testbench.py and steps/simulate.py
+meets them (benchmarks/mutation_score.py --config verify).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wirebench.verify.design_rules import Board, check, describe_range, part_value
+
+MCU, CAP, RES = "MCU_Test:Chip", "Device:C", "Device:R"
+
+
+def board(parts: dict, nets: dict[str | None, list[str]]) -> Board:
+    """parts: ref -> (lib_id, value, {pin number: name}); nets: name (None: unnamed) ->
+    members, as akcli's nets.json lists them. Power symbols' members (#PWR) are left out
+    by the rules, as they are no part."""
+    facts = {"parts": {r: {"lib_id": lib, "value": v} for r, (lib, v, _) in parts.items()},
+             "pins": {r: pins for r, (_, _, pins) in parts.items()}}
+    doc = {"nets": [{"name": name if not str(name).startswith("~") else None,
+                     "stable_id": f"net_{i}", "members": members}
+                    for i, (name, members) in enumerate(nets.items())]}
+    return Board.from_docs(doc, facts)
+
+
+def two(lib=CAP, value="100n"):
+    return (lib, value, {"1": "~", "2": "~"})
+
+
+CHIP = (MCU, None, {"1": "VDD", "2": "VDD", "3": "GND", "4": "BOOT0", "5": "NC1",
+                    "6": "NC2", "7": "CC1", "8": "CC2", "10": "VDDA", "11": "RST"})
+
+
+# --- values ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("100n", 100e-9), ("0.1uF", 0.1e-6), ("4k7", 4700), ("5.1k", 5100), ("1M", 1e6),
+    ("1M5", 1.5e6), ("22R", 22), ("4R7", 4.7), ("0R", 0), ("10uF 16V", 10e-6),
+    ("500mA", 0.5), ("8 MHz", 8e6), ("100 nF", 100e-9), ("2.2µF", 2.2e-6), ("4.7μF", 4.7e-6),
+    ("1meg", 1e6), ("47Ω", 47), ("10 ohms", 10), ("1ohm", 1), ("12pF/50V", 12e-12),
+    ("33k,1%", 33e3), ("  220  ", 220), ("1G", 1e9), ("3.3V", 3.3), ("10H", 10),
+    ("2A", 2), (6800, 6800), ("4n7", 4.7e-9), ("100", 100)])
+def test_a_value_is_read_as_a_schematic_writes_it(text, value):
+    assert part_value(text) == pytest.approx(value, rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("text", [None, "", "DNP", "R", "4k7k", "1.5k2", "abc", "k"])
+def test_a_value_that_is_no_number_reads_as_none(text):
+    assert part_value(text) is None
+
+
+def test_a_range_reads_low_to_high():
+    assert describe_range(["90n", "110n"]) == "90n–110n"
+
+
+# --- decoupled ------------------------------------------------------------------------------
+
+def _supply(caps: dict, nets_extra=None, chip=CHIP):
+    nets = {"+3V3": ["U1.1", "U1.2", *[f"{r}.1" for r in caps]],
+            "GND": ["U1.3", *[f"{r}.2" for r in caps], "#PWR01.1"]}
+    nets.update(nets_extra or {})
+    return board({"U1": chip, **{r: two(CAP, v) for r, v in caps.items()}}, nets)
+
+
+RULE = {"kind": "decoupled", "part": MCU, "pins": "VDD", "range": ["90n", "110n"]}
+
+
+def test_stacked_supply_pins_need_a_capacitor_each_within_the_range():
+    ok, why = check(RULE, _supply({"C1": "100n", "C2": "0.1u"}))
+    assert (ok, why) == (True, "2 pin(s) each with a 90n–110n capacitor to GND")
+    ok, why = check(RULE, _supply({"C1": "100n"}))
+    assert (ok, why) == (False, "U1 VDD (pin 1), U1 VDD (pin 2) on +3V3: 1 capacitor(s) of "
+                                "90n–110n to GND, needs 2")
+    ok, why = check(RULE, _supply({"C1": "100n", "C2": "10u", "C3": "1n"}))
+    assert (ok, why) == (False, "U1 VDD (pin 1), U1 VDD (pin 2) on +3V3: 1 capacitor(s) of "
+                                "90n–110n to GND, needs 2; C2=10u, C3=1n out of range")
+
+
+@pytest.mark.parametrize("value, ok", [("90n", True), ("110n", True), ("89n", False),
+                                       ("111n", False), ("DNP", False)])
+def test_a_capacitor_on_each_bound_of_the_range_is_in_and_past_it_is_out(value, ok):
+    assert check({**RULE, "each": False}, _supply({"C1": value}))[0] is ok
+
+
+def test_each_false_asks_one_capacitor_and_min_count_more():
+    assert check({**RULE, "each": False}, _supply({"C1": "100n"}))[0] is True
+    two_caps = {**RULE, "each": False, "min_count": 2}
+    assert check(two_caps, _supply({"C1": "100n"}))[1].endswith("needs 2")
+    assert check(two_caps, _supply({"C1": "100n", "C2": "100n"}))[0] is True
+    three = {**RULE, "min_count": 3}
+    assert check(three, _supply({"C1": "100n", "C2": "100n"}))[1].endswith("needs 3")
+
+
+def test_a_supply_pin_on_ground_or_on_nothing_is_named():
+    grounded = board({"U1": CHIP, "C1": two()}, {"GND": ["U1.1", "U1.2", "U1.3", "C1.2"],
+                                                 "+3V3": ["C1.1"]})
+    assert check(RULE, grounded) == (False, "U1 VDD (pin 1), U1 VDD (pin 2) is on GND")
+    loose = board({"U1": CHIP, "C1": two()}, {"GND": ["U1.3", "C1.2"], "+3V3": ["C1.1"]})
+    assert check(RULE, loose) == (False, "U1 VDD (pin 1), U1 VDD (pin 2) is not connected")
+
+
+def test_a_capacitor_must_reach_the_rules_own_return_net():
+    """`to` names the return (default GND); a capacitor to another net does not count,
+    and `to` may be another part's pin."""
+    caps = _supply({"C1": "100n", "C2": "100n"}, {"AGND": []})
+    assert check({**RULE, "to": "AGND"}, caps) == (
+        False, "U1 VDD (pin 1), U1 VDD (pin 2) on +3V3: 0 capacitor(s) of 90n–110n to AGND, "
+               "needs 2")
+    to_pin = {**RULE, "to": {"part": MCU, "pin": "GND"}}
+    assert check(to_pin, caps) == (True, "2 pin(s) each with a 90n–110n capacitor to "
+                                         "U1 GND (pin 3)")
+
+
+def test_pins_on_separate_nets_are_judged_net_by_net_in_pin_order():
+    chip = (MCU, None, {"2": "VDD", "10": "VDD", "3": "GND"})
+    b = board({"U1": chip, "C1": two()}, {"V1": ["U1.10", "C1.1"], "V2": ["U1.2"],
+                                          "GND": ["U1.3", "C1.2"]})
+    ok, why = check(RULE, b)
+    assert not ok
+    assert why == "U1 VDD (pin 2) on V2: 0 capacitor(s) of 90n–110n to GND, needs 1"
+
+
+def test_every_placed_part_of_the_lib_id_is_held_to_the_rule():
+    b = board({"U1": CHIP, "U2": CHIP, "C1": two(), "C2": two()},
+              {"+3V3": ["U1.1", "U1.2", "C1.1", "C2.1"], "V2": ["U2.1", "U2.2"],
+               "GND": ["U1.3", "U2.3", "C1.2", "C2.2"]})
+    ok, why = check(RULE, b)
+    assert not ok and why == ("U2 VDD (pin 1), U2 VDD (pin 2) on V2: 0 capacitor(s) of "
+                              "90n–110n to GND, needs 2")
+
+
+# --- strap, pulled, series --------------------------------------------------------------------
+
+STRAP = {"kind": "strap", "part": MCU, "pin": "BOOT0", "to": "GND", "range": ["9k", "11k"]}
+
+
+def _strapped(value="10k", lib=RES, to_net="GND", extra=None):
+    nets = {"BOOT": ["U1.4", "R1.1"], to_net: ["R1.2", "U1.3"]}
+    nets.update(extra or {})
+    return board({"U1": CHIP, "R1": two(lib, value)}, nets)
+
+
+def test_a_strap_reaches_its_net_through_a_resistor_in_range():
+    assert check(STRAP, _strapped()) == (True, "U1 BOOT0 (pin 4) reach GND through a R of "
+                                               "9k–11k")
+    assert check(STRAP, _strapped("47k")) == (
+        False, "U1 BOOT0 (pin 4) does not reach GND through a R of 9k–11k (R1=47k is out "
+               "of range)")
+    assert check(STRAP, _strapped(lib="Device:R_Small"))[0] is True
+    assert check(STRAP, _strapped(lib="Device:R_US"))[0] is True
+    assert check(STRAP, _strapped(lib="Device:RC_Filter"))[1].endswith("through a R of 9k–11k")
+
+
+@pytest.mark.parametrize("value, ok", [("9k", True), ("11k", True), ("8.9k", False),
+                                       ("11.1k", False)])
+def test_a_strap_on_each_bound_of_its_range(value, ok):
+    assert check(STRAP, _strapped(value))[0] is ok
+
+
+def test_a_strap_tied_straight_or_to_a_missing_net_or_loose_is_named():
+    straight = board({"U1": CHIP}, {"GND": ["U1.4", "U1.3"]})
+    assert check(STRAP, straight) == (False, "U1 BOOT0 (pin 4) is tied straight to GND")
+    assert check({**STRAP, "to": "VBAT"}, _strapped()) == (False, "there is no VBAT")
+    loose = board({"U1": CHIP, "R1": two(RES, "10k")}, {"GND": ["R1.2"]})
+    assert check(STRAP, loose) == (False, "U1 BOOT0 (pin 4) is not connected")
+
+
+def test_two_pins_on_one_strap_are_one_strap_for_both():
+    """CC1 and CC2 tied to one 5.1 kΩ are one 2.55 kΩ pull-down: each needs its own."""
+    rule = {"kind": "pulled", "part": MCU, "pin": "CC?", "to": "GND", "range": ["5k", "5.2k"]}
+    shared = board({"U1": CHIP, "R1": two(RES, "5.1k")},
+                   {"CC": ["U1.7", "U1.8", "R1.1"], "GND": ["R1.2", "U1.3"]})
+    assert check(rule, shared) == (False, "U1 CC1 (pin 7) and U1 CC2 (pin 8) share CC; each "
+                                          "needs its own")
+    own = board({"U1": CHIP, "R1": two(RES, "5.1k"), "R2": two(RES, "5.1k")},
+                {"CC1": ["U1.7", "R1.1"], "CC2": ["U1.8", "R2.1"],
+                 "GND": ["R1.2", "R2.2", "U1.3"]})
+    assert check(rule, own) == (True, "U1 CC1 (pin 7), U1 CC2 (pin 8) reach GND through a R "
+                                      "of 5k–5.2k")
+
+
+def test_a_pull_up_on_a_named_net_and_a_series_inductor():
+    pulled = {"kind": "pulled", "net": "NRST", "to": "+3V3", "range": ["10k", "10k"]}
+    b = board({"U1": CHIP, "R1": two(RES, "10k"), "L1": two("Device:L", "10u")},
+              {"NRST": ["U1.11", "R1.1"], "+3V3": ["R1.2", "L1.1"], "SW": ["L1.2"]})
+    assert check(pulled, b) == (True, "NRST reach +3V3 through a R of 10k–10k")
+    assert check({**pulled, "net": "BOOT"}, b) == (False, "BOOT is not connected")
+    series = {"kind": "series", "net": "SW", "to": "+3V3", "via": "L", "range": ["4.7u", "22u"]}
+    assert check(series, b) == (True, "SW reach +3V3 through a L of 4.7u–22u")
+    assert check({**series, "via": "R"}, b)[0] is False
+    assert check({**series, "via": "FB"}, b)[1] == ("SW does not reach +3V3 through a FB of "
+                                                    "4.7u–22u")
+
+
+def test_a_strap_to_another_parts_pin():
+    rule = {**STRAP, "to": {"part": "Device:Crystal", "pin": "1"}}
+    b = board({"U1": CHIP, "R1": two(RES, "10k"), "Y1": ("Device:Crystal", "8M",
+                                                          {"1": "1", "2": "2"})},
+              {"BOOT": ["U1.4", "R1.1"], "XIN": ["R1.2", "Y1.1"]})
+    assert check(rule, b) == (True, "U1 BOOT0 (pin 4) reach Y1 pin 1 through a R of 9k–11k")
+
+
+@pytest.mark.parametrize("lib, cls", [("Device:C_Polarized", "C"), ("Device:CP", "C"),
+                                      ("Device:C_Small", "C"), ("Device:D_Schottky", "D"),
+                                      ("Device:Ferrite_Bead", "FB"), ("Device:L_Small", "L"),
+                                      ("Device:FerriteBead_Small", "FB")])
+def test_a_part_class_is_read_from_its_symbol_name(lib, cls):
+    rule = {"kind": "series", "net": "A", "to": "B", "via": cls, "range": ["1", "1"]}
+    b = board({"X1": (lib, "1", {"1": "~", "2": "~"})}, {"A": ["X1.2"], "B": ["X1.1"]})
+    assert check(rule, b)[0] is True
+    other = {"C": "L", "D": "C", "FB": "R", "L": "C"}[cls]
+    assert check({**rule, "via": other}, b)[0] is False
+
+
+# --- connected, no_connect, part ----------------------------------------------------------------
+
+def test_a_pin_is_on_its_net_or_named_where_it_is():
+    rule = {"kind": "connected", "part": MCU, "pin": "VDDA", "to": "+3V3"}
+    on = board({"U1": CHIP}, {"+3V3": ["U1.10"]})
+    assert check(rule, on) == (True, "VDDA of MCU_Test:Chip on +3V3")
+    elsewhere = board({"U1": CHIP}, {"~1": ["U1.10", "U1.1"]})
+    assert check(rule, elsewhere) == (False, "U1 VDDA (pin 10) is on an unnamed net, not +3V3")
+    named = board({"U1": CHIP}, {"+5V": ["U1.10"]})
+    assert check(rule, named) == (False, "U1 VDDA (pin 10) is on +5V, not +3V3")
+    assert check(rule, board({"U1": CHIP}, {})) == (
+        False, "U1 VDDA (pin 10) is on no net, not +3V3")
+    same = {"kind": "connected", "part": MCU, "pin": "VDDA", "to": {"part": MCU, "pin": "1"}}
+    assert check(same, elsewhere) == (True, "VDDA of MCU_Test:Chip on U1 VDD (pin 1)")
+
+
+def test_pins_to_leave_open_touch_nothing():
+    rule = {"kind": "no_connect", "part": MCU, "pins": ["NC1", "NC2"]}
+    assert check(rule, board({"U1": CHIP}, {"~a": ["U1.5"]})) == (True, "2 pin(s) left open")
+    touching = board({"U1": CHIP, "R1": two(RES), "R2": two(RES), "R3": two(RES),
+                      "R4": two(RES)},
+                     {"X": ["U1.6", "R4.1", "R3.1", "R2.1", "R1.1", "#PWR1.1"]})
+    assert check(rule, touching) == (False, "U1 NC2 (pin 6) must be left open, but is on X "
+                                            "with R1.1, R2.1, R3.1")
+
+
+@pytest.mark.parametrize("count, rule, ok, why", [
+    (0, {}, False, "0 Device:LED placed (wants at least 1)"),
+    (1, {}, True, "1 Device:LED placed (wants at least 1)"),
+    (1, {"min": 2}, False, "1 Device:LED placed (wants at least 2)"),
+    (2, {"min": 2, "max": 3}, True, "2 Device:LED placed (wants 2..3)"),
+    (3, {"min": 2, "max": 3}, True, "3 Device:LED placed (wants 2..3)"),
+    (4, {"min": 2, "max": 3}, False, "4 Device:LED placed (wants 2..3)"),
+    (1, {"min": 2, "max": 3}, False, "1 Device:LED placed (wants 2..3)"),
+    (0, {"min": 0, "max": 0}, True, "0 Device:LED placed (wants 0..0)"),
+    (1, {"max": 1}, True, "1 Device:LED placed (wants 1..1)"),
+    (2, {"max": 1}, False, "2 Device:LED placed (wants 1..1)"),
+])
+def test_a_part_count_on_each_of_its_bounds(count, rule, ok, why):
+    b = board({f"D{i}": ("Device:LED", "red", {}) for i in range(1, count + 1)} |
+              {"R1": two(RES)}, {})
+    assert check({"kind": "part", "part": "Device:LED", **rule}, b) == (ok, why)
+
+
+def test_a_rule_that_cannot_be_judged_says_why():
+    rule = {"kind": "connected", "part": "MCU_Other:Chip", "pin": "VDD", "to": "+3V3"}
+    assert check(rule, board({"U1": CHIP}, {})) == (False, "no MCU_Other:Chip is placed")
+    rule = {"kind": "connected", "part": MCU, "pin": "VBAT", "to": "+3V3"}
+    assert check(rule, board({"U1": CHIP}, {})) == (False, "U1 (MCU_Test:Chip) has no pin "
+                                                           "'VBAT'")
+    assert check({**RULE, "pins": "9"}, _supply({}))[1] == "U1 (MCU_Test:Chip) has no pin '9'"
+
+
+def test_a_pin_is_found_by_its_number_and_named_by_it_when_it_has_no_name():
+    chip = (MCU, None, {"1": "1", "2": None, "3": "GND"})
+    rule = {"kind": "connected", "part": MCU, "pin": "1", "to": "GND"}
+    b = board({"U1": chip}, {"X": ["U1.1"], "Y": ["U1.2"]})
+    assert check(rule, b) == (False, "U1 pin 1 is on X, not GND")
+    assert check({**rule, "pin": "2"}, b) == (False, "U1 pin 2 is on Y, not GND")
+
+
+def test_parts_and_pins_are_taken_in_natural_order():
+    chip = (MCU, None, {"10": "VDD", "9": "VDD", "3": "GND"})
+    b = board({"U10": chip, "U9": chip}, {"GND": ["U9.3", "U10.3"]})
+    ok, why = check({**RULE, "each": False}, b)
+    assert why == ("U9 VDD (pin 9), U9 VDD (pin 10), U10 VDD (pin 9), U10 VDD (pin 10) is "
+                   "not connected")
+
+
+def test_a_netlist_without_stable_ids_and_with_power_symbols_still_reads():
+    doc = {"nets": [{"name": "GND", "members": ["U1.3", "#PWR01.1"]},
+                    {"name": "+3V3", "members": ["U1.10"]}]}
+    b = Board.from_docs(doc, {"parts": {"U1": {"lib_id": MCU}}, "pins": {"U1": CHIP[2]}})
+    assert check({"kind": "connected", "part": MCU, "pin": "VDDA", "to": "+3V3"}, b)[0]
+    assert check({"kind": "connected", "part": MCU, "pin": "GND", "to": "+3V3"}, b) == (
+        False, "U1 GND (pin 3) is on GND, not +3V3")
+    nc = {"kind": "no_connect", "part": MCU, "pins": ["GND"]}
+    assert check(nc, b)[0] is True, "a power symbol is no connection"
