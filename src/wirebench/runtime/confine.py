@@ -290,6 +290,23 @@ def _step(fn, reads: list[str], writes: list[str], out_w: int) -> None:
         os._exit(code)
 
 
+# The parent's ends of each live Server's pipes. Every child forked while one lives would
+# inherit them, and a child that kept the request end would hold that server's pipe open:
+# its child would never see it close, and close() would wait for it (two toolboxes in one
+# process, as inspect's concurrent samples have them). Each forked child drops them.
+_SERVER_ENDS: set[int] = set()
+
+
+def _drop_server_ends() -> None:
+    for fd in _SERVER_ENDS:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _SERVER_ENDS.clear()
+
+
+os.register_at_fork(after_in_child=_drop_server_ends)
+
+
 class Server:
     """A confined child that serves many steps for one pair: one fork and one Landlock
     domain for all of a tool-calling agent's calls, where run() pays both for each step
@@ -349,11 +366,13 @@ class Server:
             _serve(req_r, rep_w, self.reads, self.writes, init)
         os.close(req_r)
         os.close(rep_w)
+        _SERVER_ENDS.update((self._req, self._rep))
         self.pid = pid
 
     def _stop(self, kill: bool) -> int | None:
         """End the child: its exit code if it ended on its own, None if it was killed."""
         pid, self.pid = self.pid, None
+        _SERVER_ENDS.difference_update((self._req, self._rep))
         os.close(self._req)
         os.close(self._rep)
         try:
