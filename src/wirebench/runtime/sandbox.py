@@ -149,6 +149,7 @@ def unseen_paths(command: str, expose: list) -> list[str]:
 
 
 def _is_hidden(path: Path) -> bool:
-    """Not shown in the sandbox: outside the system folders and the Python installation."""
-    return not any(_under(path, Path(p))
-                   for p in (*_system_real(), "/dev", "/proc", *shown([])))
+    """Not shown in the sandbox: outside the system folders and the Python installation.
+    /dev and /proc count as hidden: the sandbox has its own, without the host's files
+    (a script in /dev/shm is not there)."""
+    return not any(_under(path, Path(p)) for p in (*_system_real(), *shown([])))
