@@ -122,10 +122,10 @@ AREAS: dict[str, dict] = {
     },
     "verify": {
         "modules": {
-            "verify/design_rules.py": [f"{T}verify.py"],
-            "verify/part_models.py": [f"{T}verify.py"],
-            "corpus/testbench.py": [f"{T}verify.py"],
-            "steps/simulate.py": [f"{T}verify.py", "tests/test_simulate.py"],
+            "verify/design_rules.py": [f"{T}verify.py", "tests/test_criteria.py"],
+            "verify/part_models.py": [f"{T}simulate.py"],
+            "corpus/testbench.py": [f"{T}simulate.py"],
+            "steps/simulate.py": [f"{T}simulate.py", "tests/test_simulate.py"],
         },
     },
     "tools": {

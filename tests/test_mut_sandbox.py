@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -202,6 +203,8 @@ def test_expose_shows_folders_read_only_to_the_agents_user_and_never_the_whole_h
         str(elsewhere / "x.txt"): "linked",
         str(tmp_path / "private" / "secret.txt"): "error 2"}
     assert sorted(seen["listed"][str(tmp_path)]) == ["elsewhere", "private"]
+    # Folders made on the way to an exposed one leave /tmp as it was: the agent's to write.
+    assert seen["tmp mode"] == oct(0o41777) and seen["as nobody"]["write tmp"] == "allowed"
     from wirebench.runtime.confine import python_reads
 
     allowed = {Path(p).name for p in HOST_SYSTEM} | {"proc", "dev", "tmp"} | {
@@ -287,23 +290,32 @@ def test_a_command_naming_code_its_sandbox_hides_is_refused_before_the_run(tmp_p
                    "List it under `files:` (models.m.files: [agent.py]) and name it as "
                    '"$PROJECT_DIR/agent.py" in the command')
     assert refusal(f"python3 {hidden}/agent.py", expose=[str(tmp_path / "other")]) is not None
+    # /dev/shm is the host's: the sandbox has a /dev of its own, without it.
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        (shm / "agent.sh").write_text("echo '{}'")
+        assert refusal(f"sh {shm}/agent.sh") is not None
+    finally:
+        shutil.rmtree(shm)
     for fine in (f"cat {hidden}/data.json", f"python3 {hidden}/missing.py",
                  f"python3 {os.__file__}", "/usr/bin/env true", 'echo "unterminated',
                  "wirebench-baseline"):
         assert refusal(fine) is None, fine
 
 
-def test_a_bwrap_that_cannot_make_a_sandbox_is_no_bwrap(tmp_path, monkeypatch):
+def test_a_bwrap_that_cannot_make_a_sandbox_is_no_bwrap(tmp_path, monkeypatch, capfd):
     """A bwrap that fails its probe (no user namespaces for this user, say) is refused as
     if absent, with the fix named; one that works is found on PATH."""
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new "
+                                "namespace' >&2\nexit 1\n")
     (fake / "bwrap").chmod(0o755)
     monkeypatch.setenv("PATH", str(fake))
     sandbox.bwrap.cache_clear()
     try:
         assert sandbox.bwrap() is None
+        assert capfd.readouterr() == ("", ""), "the probe's own words stay out of the run's"
         with pytest.raises(sandbox.Unavailable) as refused:
             sandbox.require()
         assert str(refused.value) == (
