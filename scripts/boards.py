@@ -540,21 +540,28 @@ P06 = spec(B06, "p06-motor-driver",
     "no-bulk-capacitor": {"drop": "C1"},
     "no-vint-capacitor": {"drop": "C3"},
     "sense-for-1a": both("R1", "R2", value="0R2"),
+    "nsleep-floating": {"drop": "R4"},
+    "fault-pull-up-2k2": {"ref": "R3", "value": "2.2k"},
 })
 
 # A 400 mAh cell at 0.5 C: 200 mA, R_PROG = 1000 V / 200 mA = 5 kΩ (4.99k).
 P07 = spec(B07, "p07-li-ion-charger", mutate_parts(B07["parts"], values={"R4": "4.99k"}), {
     "prog-250ma": {"ref": "R4", "value": "4.02k"},
+    "prog-4k7": {"ref": "R4", "value": "4.7k"},  # 213 mA: 0.53 C
     "no-battery-capacitor": {"drop": "C3"},
     "status-led-reversed": B07["wrong"]["status-led-reversed"],
     "one-cc-resistor": B07["wrong"]["one-cc-resistor"],
+    "shield-tied-to-ground": {"ref": "J1", "pins": {"SHIELD": "GND"}, "drop": ["R3", "C1"]},
+    "no-shield-capacitor": {"drop": "C1"},
 })
 
 # 24 V in, 2 A out, 30% ripple: L = 3.3 × 20.7 / (24 × 0.6 A × 1.1 MHz) = 4.3 µH (4.7 µH);
-# on above 18 V with 100 µA in the divider at the threshold: 1.18 V / 100 µA = 11.8 kΩ
-# and (18 − 1.18) V / 100 µA = 168 kΩ (169k); a TVS that stands off 24 V.
+# 100 µA in the divider with EN at its typical 1.18 V: R_BOT = 11.8 kΩ; not on below 18 V
+# at EN's lowest 1.10 V and on at 24 V at its highest 1.26 V: 1 + R_TOP / R_BOT between
+# 18 / 1.10 = 16.4 and 24 / 1.26 = 19.0, so R_TOP = 196k (17.6: 19.4 V to 22.2 V); a TVS
+# that stands off 24 V.
 P08 = spec(B08, "p08-buck-3v3",
-           mutate_parts(B08["parts"], values={"R3": "169k", "R4": "11.8k", "D2": "SMAJ28A",
+           mutate_parts(B08["parts"], values={"R3": "196k", "R4": "11.8k", "D2": "SMAJ28A",
                                               "R1": "10k"},
                         nets={"+12V": "+24V"}), {
     "inductor-3u3": {"ref": "L1", "value": "3.3u"},
@@ -562,6 +569,9 @@ P08 = spec(B08, "p08-buck-3v3",
     "bootstrap-to-ground": {"ref": "C4", "pins": {"2": "GND"}},
     "one-output-capacitor": {"drop": "C6"},
     "uvlo-at-9v": {"ref": "R3", "value": "100k", "also": {"ref": "R4", "value": "15k"}},
+    # 18 V with the typical threshold, 16.9 V with the lowest; 24.9 V with the highest.
+    "uvlo-at-typical-threshold": {"ref": "R3", "value": "169k"},
+    "uvlo-never-starts": {"ref": "R3", "value": "221k"},
 })
 
 # The same base board; the bus is a 100 Ω cable.
@@ -586,7 +596,15 @@ P10 = spec(B10, "p10-edit-fix-boot-and-clock",
         for c in ("C5", "C6")], "parts": [R("R1", "10k", "BOOT0", "GND")]},
 })
 
-P11 = spec(B11, "p11-can-node")
+# The dominant-bit LED: from 3.3 V through its resistor into RXD, which is low while the
+# bus is dominant.
+P11 = spec(B11, "p11-can-node", wrong={
+    **B11["wrong"],
+    "no-dominant-led": {"drop": ["D4", "R5"]},
+    # From RXD through its resistor to ground: lit while RXD is high, on recessive bits.
+    "led-lit-on-recessive": {"ref": "R5", "pins": {"1": "RXD"},
+                             "also": {"ref": "D4", "pins": {"K": "GND"}}},
+})
 P12 = spec(B12, "p12-usb-uart-bridge")
 
 SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12]

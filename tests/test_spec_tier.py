@@ -113,10 +113,20 @@ def test_a_spec_holds_its_board_to_the_same_rules_and_ships_wrong_answers(spec):
     # The board's rules by id; those that check a value only the board's text gives
     # ("the task: 10 µF on the 5 V input") have nothing to follow from here.
     stated = {i for i, c in theirs.items() if str(c.get("why", "")).startswith("the task")}
-    assert set(mine) == set(theirs) - stated, spec
+    assert set(theirs) - stated <= set(mine), (spec, set(theirs) - stated - set(mine))
     for i, rule in mine.items():  # the same rule; only its window may move
-        assert {k: v for k, v in rule.items() if k not in ("range", "why", "to")} == \
-            {k: v for k, v in theirs[i].items() if k not in ("range", "why", "to")}, i
+        if i in theirs:
+            assert {k: v for k, v in rule.items() if k not in ("range", "why", "to")} == \
+                {k: v for k, v in theirs[i].items() if k not in ("range", "why", "to")}, i
+    # A rule the spec's own requirements call for (the board's text stated it, or the
+    # board has none: nSLEEP awake unless pulled low, a shield that carries no ground
+    # current, the EN divider over the threshold's spread) says why from them, and a
+    # wrong answer fails on it.
+    own = set(mine) - (set(theirs) - stated)
+    for i in own:
+        why = str(mine[i].get("why", ""))
+        assert why and not why.startswith("the task"), (spec, i)
+    assert own <= {w["fails"] for w in task.meta["wrong_answers"]}, spec
     # A rule's parts are found by lib_id: the text (or the sheet it edits) names them.
     named = set(task.named_lib_ids())
     for rule in mine.values():
@@ -141,6 +151,130 @@ def test_a_value_a_requirement_moves_moves_in_the_reference():
     assert [part_value(op["value"]) for op in sense] == [0.25, 0.25]
     board = json.loads((TASKS / "b06-motor-driver" / "reference_ops.json").read_text())
     assert '"0R2"' in json.dumps(board) and '"0R2"' not in json.dumps(ops)
+
+
+def _board_of(parts):
+    """A drawn board as the design rules see it, straight from a netlist of
+    scripts/boards.py (each pin named as the netlist names it), without akcli."""
+    from wirebench.verify.design_rules import Board
+
+    board = Board(parts={p.ref: {"lib_id": p.lib_id, "value": p.value} for p in parts},
+                  pin_names={p.ref: {pin: pin for pin in p.pins} for p in parts})
+    for p in parts:
+        for pin, net in p.pins.items():
+            board.net_of[f"{p.ref}.{pin}"] = net
+            board.members.setdefault(net, set()).add(f"{p.ref}.{pin}")
+            board.names[net] = net
+    return board
+
+
+def _spec_netlist(sid: str, change: dict | None = None):
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from board_tasks import mutate
+    from boards import SPECS
+
+    parts = next(s for s in SPECS if s["id"] == sid)["parts"]
+    return mutate(parts, change) if change else parts
+
+
+# What a one-shot agent drew from the packs, and what each rule must make of it: the
+# pack allows a 3.3 kΩ nFAULT pull-up (V_PU / 1 mA) and 5.1 kΩ on PROG (196 mA); an EN
+# divider of 182k over 11.8k turns on at 18.1 V even at EN's lowest 1.10 V, while 160k
+# over 12.4k turns on at 16.4 V at its typical one.
+AGENT_VARIANTS = [
+    ("p06-motor-driver", "fault", {"ref": "R3", "value": "3.3k"}, True),
+    ("p06-motor-driver", "fault", {"ref": "R3", "value": "2.2k"}, False),
+    ("p06-motor-driver", "nsleep-pull-up", {"ref": "R4", "value": "47k"}, True),
+    ("p06-motor-driver", "nsleep-pull-up", {"drop": "R4"}, False),
+    ("p07-li-ion-charger", "prog", {"ref": "R4", "value": "5.1k"}, True),
+    ("p07-li-ion-charger", "prog", {"ref": "R4", "value": "4.99k"}, True),
+    ("p07-li-ion-charger", "prog", {"ref": "R4", "value": "4.7k"}, False),
+    ("p07-li-ion-charger", "shield", {"ref": "J1", "pins": {"SHIELD": "GND"}}, False),
+    ("p08-buck-3v3", "uvlo", {"ref": "R3", "value": "182k"}, True),
+    ("p08-buck-3v3", "uvlo", {"ref": "R3", "value": "160k",
+                              "also": {"ref": "R4", "value": "12.4k"}}, False),
+    ("p11-can-node", "dominant-led", {}, True),
+    ("p11-can-node", "dominant-led", {"drop": ["D4", "R5"]}, False),
+]
+
+
+@pytest.mark.parametrize("sid, rule_id, change, passes", AGENT_VARIANTS)
+def test_a_spec_rule_takes_what_its_pack_allows_and_refuses_what_its_text_forbids(
+        sid, rule_id, change, passes):
+    from wirebench.verify.design_rules import check
+
+    rule = _design_rules(_meta(sid))[rule_id]
+    ok, why = check(rule, _board_of(_spec_netlist(sid, change)))
+    assert ok is passes, why
+
+
+def _divider_board(top: list[str], bottom: list[str], en="EN"):
+    """An AP63203 whose EN has these resistors to +24V and to GND."""
+    from wirebench.taskgen.layout import Part
+
+    parts = [Part("U1", "Regulator_Switching:AP63203WU", "AP63203WU",
+                  {"IN": "+24V", "GND": "GND", **({"EN": en} if en else {})})]
+    parts += [Part(f"R{i}", "Device:R", v, {"1": "+24V", "2": "EN"})
+              for i, v in enumerate(top, start=1)]
+    parts += [Part(f"R{i}", "Device:R", v, {"1": "EN", "2": "GND"})
+              for i, v in enumerate(bottom, start=len(top) + 1)]
+    board = _board_of(parts)
+    board.pin_names["U1"]["EN"] = "EN"  # the pin is there, on a net or not
+    return board
+
+
+DIVIDER = {"kind": "divider", "part": "Regulator_Switching:AP63203WU", "pin": "EN",
+           "top": "+24V", "bottom": "GND", "ref": [1.10, 1.26], "range": [18, 24]}
+
+
+def test_a_divider_rule_holds_the_turn_on_over_the_thresholds_spread():
+    """ref × (1 + R_top / R_bottom) for every ref of the spread, within the window; each
+    bound turns a divider away, and the verdict says where the rail lands."""
+    from wirebench.verify.design_rules import check
+
+    assert check(DIVIDER, _divider_board(["196k"], ["11.8k"])) == (
+        True, "U1 pin EN reaches 1.1–1.26 with +24V at 19.4–22.2 (196k to +24V, 11.8k to GND)")
+    low = check(DIVIDER, _divider_board(["169k"], ["11.8k"]))
+    assert low == (False, "U1 pin EN reaches 1.1–1.26 with +24V at 16.9–19.3 (169k to +24V, "
+                          "11.8k to GND); needs 18–24")
+    high = check(DIVIDER, _divider_board(["221k"], ["11.8k"]))
+    assert not high[0] and "at 21.7–24.9" in high[1]
+    # Resistors side by side count as one; a single threshold is one point.
+    assert check(DIVIDER, _divider_board(["392k", "392k"], ["11.8k"]))[0]
+    typical = {**DIVIDER, "ref": 1.18}
+    assert check(typical, _divider_board(["169k"], ["11.8k"])) == (
+        True, "U1 pin EN reaches 1.18 with +24V at 18.1 (169k to +24V, 11.8k to GND)")
+    assert not check({**typical, "range": [18.5, 24]}, _divider_board(["169k"], ["11.8k"]))[0]
+
+
+@pytest.mark.parametrize("board, reason", [
+    (lambda: _divider_board(["196k"], []), "U1 pin EN has no resistor to GND"),
+    (lambda: _divider_board([], ["11.8k"]), "U1 pin EN has no resistor to +24V"),
+    (lambda: _divider_board(["196k"], ["11.8k"], en=None), "U1 pin EN is not connected"),
+    (lambda: _divider_board(["196k"], ["11.8k"], en="+24V"),
+     "U1 pin EN is tied straight to +24V"),
+    (lambda: _divider_board(["196k"], ["LED"]), "U1 pin EN: R2 to GND without a value"),
+])
+def test_a_divider_rule_names_what_is_missing(board, reason):
+    from wirebench.verify.design_rules import check
+
+    assert check(DIVIDER, board()) == (False, reason)
+
+
+def test_a_divider_rule_names_a_rail_the_sheet_lacks_and_the_schema_holds_its_fields():
+    from wirebench.config import schema_problems
+    from wirebench.verify.design_rules import check
+
+    assert check({**DIVIDER, "top": "+12V"}, _divider_board(["196k"], ["11.8k"])) == (
+        False, "there is no +12V")
+    meta = {"id": "x", "family": "power", "brief": "b",
+            "criteria": [{"id": "uvlo", **DIVIDER}]}
+    assert schema_problems("task", meta) == []
+    for key in ("top", "ref", "range"):
+        broken = {k: v for k, v in DIVIDER.items() if k != key}
+        assert schema_problems("task", {**meta, "criteria": [{"id": "uvlo", **broken}]}), key
 
 
 def _main_ics(task) -> list[str]:

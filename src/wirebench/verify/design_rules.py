@@ -18,6 +18,9 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
   connected   a pin is on net `to`, or on the same net as another part's pin
   no_connect  the pins a datasheet says to leave open touch nothing else
   part        between `min` and `max` parts of a lib_id are placed (default 1..)
+  divider     the resistors from a pin to `top` and to `bottom` put `top` in `range`
+              when the pin sits at `ref` (a threshold, or its [min, max] spread):
+              ref × (1 + R_top / R_bottom), such as a converter's turn-on voltage
 
 Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, or a
 mapping {part, pin}. Values are read as schematics write them: 100n, 0.1uF, 4k7, 5.1k,
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "no_connect",
-                        "part"})
+                        "part", "divider"})
 # Two-terminal parts by class: the lib_id's symbol name, as KiCad's Device library names
 # them (R, R_Small, R_US; C, C_Small, C_Polarized, CP; L, L_Small; D, D_Schottky ...).
 CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
@@ -257,9 +260,69 @@ def _part(rule: dict, board: Board) -> tuple[bool, str]:
     return ok, f"{n} {rule['part']} placed (wants {want})"
 
 
+def _resistance(board: Board, a: str, b: set[str]) -> tuple[float | None, list[str]]:
+    """The resistors between net `a` and the nets `b`, in parallel, and their refs
+    (None when there are none, or one has no value a schematic would read)."""
+    refs = [ref for ref, n1, n2 in board.two_terminal("R")
+            if (n1 == a and n2 in b) or (n2 == a and n1 in b)]
+    values = [part_value(board.parts[r].get("value")) for r in refs]
+    if not refs or any(not v for v in values):
+        return None, refs
+    return 1 / sum(1 / v for v in values), refs
+
+
+def _ohms(value: float) -> str:
+    for scale, prefix in ((1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.4g}{prefix}"
+    return f"{value:.4g}"
+
+
+def _divider(rule: dict, board: Board) -> tuple[bool, str]:
+    """divider: the pin's resistors to `top` and to `bottom` set the voltage on `top` at
+    which the pin reaches `ref`; every value of ref's spread must put it in `range`."""
+    top, top_text = _target(board, rule["top"])
+    bottom, bottom_text = _target(board, rule.get("bottom", "GND"))
+    ref = rule["ref"] if isinstance(rule["ref"], list) else [rule["ref"]]
+    thresholds = [part_value(v) for v in ref]
+    low, high = (part_value(v) for v in rule["range"])
+    wrong, right = [], []
+    for part_ref, number, net in _pin_nets(board, rule):
+        text = _pin_text(board, part_ref, number)
+        if net is None:
+            wrong.append(f"{text} is not connected")
+            continue
+        ends = []
+        for nets, end_text in ((top, top_text), (bottom, bottom_text)):
+            if not nets:
+                wrong.append(f"there is no {end_text}")
+                break
+            if net in nets:
+                wrong.append(f"{text} is tied straight to {end_text}")
+                break
+            value, refs = _resistance(board, net, nets)
+            if value is None:
+                wrong.append(f"{text} has no resistor to {end_text}" if not refs else
+                             f"{text}: {', '.join(refs)} to {end_text} without a value")
+                break
+            ends.append(value)
+        if len(ends) < 2:
+            continue
+        at = [t * (1 + ends[0] / ends[1]) for t in thresholds]
+        spread = describe_range(ref) if len(ref) > 1 else str(ref[0])
+        span = f"{min(at):.3g}–{max(at):.3g}" if len(ref) > 1 else f"{at[0]:.3g}"
+        said = (f"{text} reaches {spread} with {top_text} at {span} "
+                f"({_ohms(ends[0])} to {top_text}, {_ohms(ends[1])} to {bottom_text})")
+        if low * 0.9999 <= min(at) and max(at) <= high * 1.0001:
+            right.append(said)
+        else:
+            wrong.append(f"{said}; needs {describe_range(rule['range'])}")
+    return not wrong, "; ".join(wrong) or "; ".join(right)
+
+
 CHECKS = {"decoupled": _decoupled, "strap": _bridged, "pulled": _bridged,
           "series": _bridged, "connected": _connected, "no_connect": _no_connect,
-          "part": _part}
+          "part": _part, "divider": _divider}
 
 
 def check(rule: dict, board: Board) -> tuple[bool, str]:
