@@ -222,6 +222,34 @@ def test_a_pin_label_without_rotation_points_away_and_a_guessed_one_can_collide(
     assert "0 to the right, 180 to the left,\n  90 and 270 vertically" in GUIDE
 
 
+def test_two_facing_labels_need_the_sum_of_their_lengths_between_them(tmp_path):
+    """Two resistors side by side, their facing pins 500 mil apart, each labelled without
+    `rotation` (so each label points at the other): by the guide's figures, two names of
+    ten letters in all fit (486 mil) and eleven do not (531); so do the same names with
+    the pins 400 mil apart."""
+    m = re.search(r"run (\d+) mil a character plus (\d+) mil from its anchor", GUIDE)
+    assert m and "at least the sum of\n  their lengths apart" in GUIDE
+    per_char, lead = int(m[1]), int(m[2])
+
+    def length(name):
+        return per_char * len(name) + lead
+
+    found = {}
+    for left, right, apart in (("SIG_A", "SIG_B", 500), ("SIG_AA", "SIG_B", 500),
+                               ("SIG_A", "SIG_B", 400)):
+        # Device:R turned 90: pins 150 mil either side of the part's point.
+        ops = [place("Device:R", "R1", 1000, 1000, rotation=90),
+               place("Device:R", "R2", 1300 + apart, 1000, rotation=90),
+               label("END_1", "R1.1"), label(left, "R1.2"),
+               label(right, "R2.1"), label("END_2", "R2.2")]
+        layout = draw(tmp_path / f"{left}-{apart}", ops, SYMBOLS)["layout"]
+        found[left, apart] = codes(layout)
+        fits = length(left) + length(right) <= apart
+        assert found[left, apart] == (set() if fits else {"LAYOUT_LABEL_OVERLAP"}), layout
+    assert found == {("SIG_A", 500): set(), ("SIG_AA", 500): {"LAYOUT_LABEL_OVERLAP"},
+                     ("SIG_A", 400): {"LAYOUT_LABEL_OVERLAP"}}
+
+
 @needs_kicad
 def test_one_label_joins_stacked_pins_and_a_label_each_stacks_the_text(tmp_path):
     libs = kicad_symbols(tmp_path, "Connector:USB_C_Receptacle_USB2.0")
