@@ -51,6 +51,8 @@ DERIVED = {
     # I_TRIP = 200 mV / R_SENSE, from the motor current
     ("DRV8833PWP", "AISEN", "GND"): (r"200 mV", r"R_SENSE"),
     ("DRV8833PWP", "BISEN", "GND"): (r"200 mV", r"R_SENSE"),
+    # nSLEEP held high against its internal pull-down, from the host's logic supply
+    ("DRV8833PWP", "nSLEEP", "*"): (r"500 kΩ",),
     # I_REG = 1000 V / R_PROG, from the cell's capacity and charge rate
     ("MCP73831-2-OT", "PROG", "GND"): (r"1000 V", r"R_PROG"),
     # L from the ripple current; the EN divider from the turn-on voltage and its current
