@@ -130,9 +130,20 @@ AREAS: dict[str, dict] = {
     },
     "tools": {
         "modules": {
-            "agents/tool_loop.py": [f"{T}tools.py", B],
-            "steps/tools.py": [f"{T}tools.py", "tests/test_tools.py"],
-            "mcp_server.py": [f"{T}tools.py", "tests/test_tools.py"],
+            "agents/tool_loop.py": [
+                f"{T}tools.py", f"{B}::test_max_tokens_total_counts_prompt_and_completion_tokens",
+                f"{B}::test_a_loop_within_its_token_budget_is_not_cut",
+                f"{B}::test_max_tool_calls_counts_calls_not_replies_and_keeps_the_last_draft",
+                f"{B}::test_the_loops_timeout_ends_it_between_requests_as_the_models_failure",
+                f"{B}::test_a_slow_reply_past_the_loops_timeout_is_the_models_failure",
+                f"{B}::test_an_inspect_task_offers_the_loop_only_the_inspect_tools"],
+            "steps/tools.py": [f"{T}tools.py",
+                               f"{B}::test_an_inspect_task_offers_the_loop_only_the_inspect_tools",
+                               "tests/test_tools.py::test_the_mcp_server_serves_the_tools_to_"
+                               "the_official_client"],
+            "mcp_server.py": [f"{B}::test_the_mcp_server_lists_only_the_tasks_surface",
+                              "tests/test_tools.py::test_the_mcp_server_serves_the_tools_to_"
+                              "the_official_client", f"{T}mcp.py"],
         },
     },
     "reports": {
