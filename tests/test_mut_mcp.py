@@ -56,7 +56,8 @@ def test_each_tool_answers_as_the_toolbox_does_and_refusals_are_tool_errors(tmp_
         ("check", {}),
         ("check", {"kind": "erc"}),
         ("render", {}),
-        ("simulate", {"spec": {"stimuli": []}}),
+        ("simulate", {"spec": {"analyses": {"op": ""},
+                               "control": ".control\nshell rm -rf /\n.endc"}}),
         ("submit", {"oplist": ops}),
     ], out)
     assert "01-divider" in init.instructions
@@ -84,7 +85,8 @@ def test_each_tool_answers_as_the_toolbox_does_and_refusals_are_tool_errors(tmp_
     text, image = picture.content
     assert text.text.endswith("the picture follows")
     assert image.type == "image" and image.mime_type == "image/png" and image.data
-    assert sim.is_error and sim.content[0].text.startswith("Error executing tool simulate: [")
+    assert sim.is_error and sim.content[0].text.startswith(
+        "Error executing tool simulate: [denied] ")
     assert not submitted.is_error and submitted.content[0].text == "submitted to ops_out.json"
     assert json.loads(out.read_text()) == ops
     assert not list((tmp_path / "pair").glob(".tools-*")), "the scratch goes with the server"
