@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -97,6 +98,10 @@ def test_a_confined_step_starts_in_its_pair_with_none_of_the_runs_variables(tmp_
     assert seen["cwd"] == str(pair)
     assert "WB_PROVIDER_KEY" not in seen["env"] and confine.OPT_OUT_VAR not in seen["env"]
     assert seen["TMPDIR"] == seen["tempdir"] and seen["TMPDIR"] not in ("/tmp", None)
+    room = os.statvfs(confine.SHARED_MEMORY)
+    if room.f_bavail * room.f_frsize >= confine.SHARED_MEMORY_ROOM:  # as on our VMs
+        assert seen["TMPDIR"].startswith(confine.SHARED_MEMORY + "/")
+        assert Path(seen["TMPDIR"]).name.startswith(f"{os.getpid()}-"), "named by its maker"
     assert not Path(seen["TMPDIR"]).exists(), "the private folder goes with the step"
     assert seen["reads outside"] == "denied"
     monkeypatch.setenv(confine.OPT_OUT_VAR, "1")
@@ -159,6 +164,21 @@ def test_a_confined_step_dies_with_the_process_that_started_it(tmp_path):
     if left:
         subprocess.run(["pkill", "-f", "sleep " + marker])
     assert not left, "the step outlived the worker that started it"
+    # The killed worker's private folder is left behind; the next process that needs one
+    # removes it (and keeps a live process's).
+    from wirebench.runtime.user_folders import own_folder
+
+    root = own_folder(confine.SHARED_MEMORY)
+    if root is not None:
+        theirs = [n for n in os.listdir(root) if n.startswith(f"{worker.pid}-")]
+        mine = Path(tempfile.mkdtemp(dir=root, prefix=f"{os.getpid()}-"))
+        try:
+            confine._memory_root.cache_clear()  # as a fresh process would
+            assert confine._memory_root() == root
+            assert not [n for n in os.listdir(root) if n.startswith(f"{worker.pid}-")], theirs
+            assert mine.is_dir()
+        finally:
+            mine.rmdir()
 
 
 def _leave_behind(marker: str) -> None:
@@ -233,3 +253,40 @@ def _running(command: str) -> bool:
     return subprocess.run(["pgrep", "-f", f"^{command}$"], capture_output=True).returncode == 0
 
 
+
+
+@needs_landlock
+def test_a_step_whose_pair_folder_is_gone_fails_as_a_crash(tmp_path):
+    """The child cannot enter its pair's folder: it exits 70 before it runs anything."""
+    gone = tmp_path / "gone"
+    if confine._memory_root() is None:
+        pytest.skip("the private folder would be made in the pair's folder")
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(lambda: _print("ran"), write=gone, timeout=30)
+    assert str(crashed.value) == "the confined step failed (exit 70)"
+
+
+@needs_landlock
+def test_a_step_server_closes_while_another_lives(tmp_path):
+    """Each server's pipes stay its own: a second server's child (or a step's) holds none
+    of the first's, so closing the first ends its child at once."""
+    import threading
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    a, b = confine.Server(write=first), confine.Server(write=second)
+    try:
+        a.call(_print, "", timeout=30)
+        b.call(_print, "", timeout=30)
+        confine.run(lambda: _print(""), write=second, timeout=30)
+        child = a.pid
+        closing = threading.Thread(target=a.close, daemon=True)
+        closing.start()
+        closing.join(10)
+        assert not closing.is_alive(), "closing the first server waited on the second's child"
+        assert not _alive(child)
+        b.call(Path.write_text, second / "still.txt", "served", timeout=30)
+    finally:
+        b.close()
+    assert (second / "still.txt").read_text() == "served"
