@@ -53,5 +53,5 @@ def test_sub_packages_import_each_other_in_one_direction_only():
 
 def test_only_the_front_doors_and_the_config_sit_at_the_top():
     top = sorted(p.stem for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__", "cli", "config", "mcp_server", "worker"]
+    assert top == ["__init__", "cli", "config", "inspect_task", "mcp_server", "worker"]
     assert all((PACKAGE / s / "__init__.py").is_file() for s in SUBPACKAGES)
