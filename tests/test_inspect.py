@@ -4,8 +4,9 @@
   draws the right circuit badly) through inspect's own eval(), by a scripted model that
   draws then submits each through the inspect tools, and through a real Snakemake run:
   passed, clean, score and failure_class (as summary.csv has it) agree pair by pair;
-- `inspect eval` itself, the file form from the checkout, against an OpenAI-compatible
-  server on 127.0.0.1: its log holds the scores and the tool calls `inspect view` shows;
+- `inspect eval` itself, the file from the checkout and the entry point from elsewhere,
+  against an OpenAI-compatible server on 127.0.0.1: its log holds the scores and the
+  tool calls `inspect view` shows;
 - a task's `tool_surface`: only its tools are offered, and a call to another runs nothing;
 - max_tool_calls: the call past the budget is not run, and the last draft is the answer;
 - two toolboxes alive in one process (inspect's concurrent samples) close in any order.
@@ -157,19 +158,22 @@ def test_inspect_and_the_workflow_give_the_same_verdicts(tmp_path):
 
 @needs_landlock
 @pytest.mark.slow
-def test_inspect_eval_runs_the_file_from_the_checkout(tmp_path):
-    """`inspect eval src/wirebench/inspect_task.py`, as the guide writes it, from the
-    checkout (relative paths are the checkout's: inspect runs the file in its folder),
-    with inspect's OpenAI-compatible provider against the scripted server."""
+@pytest.mark.parametrize("form", ["file", "entry point"])
+def test_inspect_eval_runs_the_task(tmp_path, form):
+    """`inspect eval` as the guide writes it, with inspect's OpenAI-compatible provider
+    against the scripted server: the file from the checkout (relative paths are the
+    checkout's: inspect runs the file in its folder), or the entry point from elsewhere."""
     answers = {(TASKS / t / "task.md").read_text().splitlines()[0].lstrip("# ").strip():
                _ops(t) for t in (DIVIDER, RC)}
+    where, spec = ((REPO, ["src/wirebench/inspect_task.py"]) if form == "file" else
+                   (tmp_path, ["wirebench/wirebench", "-T", f"root={REPO}"]))
     with FakeOpenAI({"reference": reference_model(answers)}) as server:
         proc = subprocess.run(
-            [str(Path(sys.executable).parent / "inspect"), "eval",
-             "src/wirebench/inspect_task.py", "--model", "openai-api/fake/reference",
+            [str(Path(sys.executable).parent / "inspect"), "eval", *spec,
+             "--model", "openai-api/fake/reference",
              "-T", f"tasks={DIVIDER},{RC}", "--log-dir", str(tmp_path / "logs"),
              "--display", "plain"],
-            cwd=REPO, capture_output=True, text=True, timeout=600,
+            cwd=where, capture_output=True, text=True, timeout=600,
             env={**os.environ, "FAKE_BASE_URL": server.base_url, "FAKE_API_KEY": "test"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [path] = (tmp_path / "logs").glob("*.eval")
@@ -229,9 +233,11 @@ def test_only_the_tasks_surface_is_offered(tmp_path):
 
 
 @needs_landlock
-def test_past_max_tool_calls_the_last_draft_is_the_answer(tmp_path):
-    """As the tool loop's budget: the call past it is not run, and the op-list drawn last
-    is the answer, not the one the model went on to submit."""
+@pytest.mark.parametrize("budget", [{"max_tool_calls": 1}, {"message_limit": 4}])
+def test_past_a_budget_the_last_draft_is_the_answer(tmp_path, budget):
+    """As the tool loop's budgets: the call past max_tool_calls, or the reply past one of
+    inspect's own limits (system, pack, draw, its result: 4 messages), is not run, and
+    the op-list drawn last is the answer, not the one the model went on to submit."""
     project = _project_task(tmp_path, [DIVIDER])
     wrong = _ops(DIVIDER, "wrong/r2-4k7.json")
 
@@ -240,12 +246,14 @@ def test_past_max_tool_calls_the_last_draft_is_the_answer(tmp_path):
         return (_reply("draw", {"oplist": _ops(DIVIDER)}) if ran == 0 else
                 _reply("submit", {"oplist": wrong}))
 
-    [log] = inspect_eval(_task(project, max_tool_calls=1), display="none",
-                         log_dir=str(tmp_path / "logs"),
+    limit = budget.get("message_limit")
+    [log] = inspect_eval(_task(project, max_tool_calls=budget.get("max_tool_calls", 30)),
+                         display="none", log_dir=str(tmp_path / "logs"), message_limit=limit,
                          model=get_model("mockllm/model", custom_outputs=generate))
     sample = log.samples[0]
     assert [s["tool"] for s in sample.store["wirebench:trajectory"]] == ["draw"]
-    assert sample.store["wirebench:ended"] == "max_tool_calls"
+    assert sample.store.get("wirebench:ended") == (None if limit else "max_tool_calls")
+    assert (sample.limit is not None) == bool(limit)
     got = _scores(log)[DIVIDER]
     assert got["answer"] == _ops(DIVIDER) and got["passed"]
 

@@ -288,18 +288,24 @@ def tool_loop(max_tool_calls: int = 30) -> Solver:
 
 def answer_of(state: TaskState) -> bytes | None:
     """The sample's answer, as the tool loop picks it: the op-list submitted; after a
-    plain reply, that reply's op-list (agents/openai_chat.text_answer); when a budget or
-    one of inspect's limits stopped the agent, the last draft. None: no answer."""
+    plain reply, that reply's op-list (agents/openai_chat.text_answer); past
+    max_tool_calls, the last draft. When the loop did not end by itself (one of inspect's
+    limits stopped it, or `--solver` ran another agent), the final reply's op-list if it
+    holds one, else the last draft. None: no answer."""
     from types import SimpleNamespace
 
+    from wirebench.agents.extract import extract_oplist
     from wirebench.agents.openai_chat import text_answer
 
     kept = state.store
+    draft = kept.get(LAST_DRAFT)
     if kept.get(SUBMITTED) is not None:
         return kept.get(SUBMITTED).encode(errors="surrogateescape")
-    if kept.get(ENDED) != "reply" and kept.get(LAST_DRAFT) is not None:
-        return kept.get(LAST_DRAFT).encode(errors="surrogateescape")
-    return text_answer(SimpleNamespace(content=state.output.completion), {}).ops
+    ended, text = kept.get(ENDED), state.output.completion
+    if ended == "max_tool_calls" or (ended is None and draft is not None
+                                     and extract_oplist(text or "") is None):
+        return draft.encode(errors="surrogateescape") if draft is not None else None
+    return text_answer(SimpleNamespace(content=text), {}).ops
 
 
 def score_answer(ops: bytes | None, task_dir: str, symbols: list[str], kicad: str | None,
