@@ -149,7 +149,7 @@ AREAS: dict[str, dict] = {
     "reports": {
         "modules": {
             "reports/summary.py": [f"{T}reports.py", "tests/test_signals.py"],
-            "reports/report_html.py": [f"{T}reports.py"],
+            "reports/report_html.py": [f"{T}report_html.py"],
         },
     },
     "taskgen": {

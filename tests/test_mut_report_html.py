@@ -1,0 +1,287 @@
+"""report.html as a reader finds it: the page rendered over score files as a run writes
+them (real ones, with the fields a case needs changed; tests/test_mut_reports.py), read
+back through the standard library's HTML parser: each section, table and cell, each
+pair's drill-down and its verdict, reason and evidence. The page in a real browser is
+tests/test_reports.py's (slow); this is the fast reading, so that every mutant of
+reports/report_html.py meets it (benchmarks/mutation_score.py --config reports).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from conftest import TASKS
+from test_mut_evidence import DESIGN, finished_run  # noqa: F401 - a fixture
+from test_mut_reports import FAIL, INFRA, Runs
+
+from wirebench.reports import report_html as H
+
+
+class Page(HTMLParser):
+    """Elements by id, every table's rows of cell texts, and each element's attributes."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.ids: dict[str, str] = {}
+        self.tables: dict[str, list[list[str]]] = {}
+        self.attrs: list[tuple[str, dict]] = []
+        self.text_parts: list[str] = []
+        self._open: list[tuple[str, str | None, list[str]]] = []
+        self._tables: list[tuple[str | None, list[list[str]]]] = []
+        self._cell: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.attrs.append((tag, a))
+        if tag in ("br", "img", "input", "meta", "line", "rect", "path"):
+            return
+        self._open.append((tag, a.get("id"), []))
+        if tag == "table":
+            self._tables.append((a.get("id"), []))
+        elif tag == "tr" and self._tables:
+            self._tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._tables:
+            self._tables[-1][1][-1].append("".join(self._cell).strip())
+            self._cell = None
+        if tag == "table" and self._tables:
+            tid, rows = self._tables.pop()
+            if tid:
+                self.tables[tid] = rows
+        while self._open:
+            name, eid, parts = self._open.pop()
+            if eid:
+                self.ids[eid] = "".join(parts)
+            if self._open:
+                self._open[-1][2].extend(parts)
+            if name == tag:
+                break
+
+    def handle_data(self, data):
+        self.text_parts.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._open:
+            self._open[-1][2].append(data)
+
+    @property
+    def text(self) -> str:
+        return " ".join("".join(self.text_parts).split())
+
+    def having(self, tag: str, **want) -> list[dict]:
+        return [a for t, a in self.attrs if t == tag and all(a.get(k) == v
+                                                             for k, v in want.items())]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, finished_run):  # noqa: F811 - the fixture imported above
+    """Two models on a transcription and a design task: `good` passes both, `poor` fails
+    the divider on its nets, is an infra error on the design task. Each pair folder holds
+    the real run's files for its task (sheet, nets, sim, agent, answer)."""
+    tmp_path = tmp_path_factory.mktemp("report")
+    source = Path(finished_run["results"]) / "runs" / "reference"
+    real_score = json.loads((source / "01-divider" / "1" / "score.json").read_text())
+    runs = Runs(tmp_path, real_score)
+    design = json.loads((source / DESIGN / "1" / "score.json").read_text())
+    for model in ("good", "poor"):
+        for task in ("01-divider", DESIGN):
+            changes = {} if model == "good" else FAIL if task == "01-divider" else INFRA
+            base = design if task == DESIGN else real_score
+            runs.base = base
+            runs.pair(model, task, **changes)
+            folder = runs.root / model / task / "1"
+            for name in ("board.svg", "nets.json", "sim.json", "agent.json", "ops.json"):
+                if (source / task / "1" / name).is_file():
+                    shutil.copy(source / task / "1" / name, folder / name)
+    runs.base = real_score
+    rows, card = runs.summary(["good", "poor"], ["01-divider", DESIGN],
+                              skills={"good": "skills", "poor": "skills"})
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
+    html = H.render(df, card, runs.root, TASKS)
+    return Page(html), card, df, runs.root
+
+
+def test_the_page_holds_every_section_of_the_run(world):
+    page, card, _, _ = world
+    for part in ("ranking", "skills", "models", "pass-rates", "failure-classes", "legend",
+                 "heatmap", "matrix", "failed-pairs", "tier-rates", "needs-human", "pairs"):
+        assert part in page.ids or part in page.tables, part
+    assert "narrowed" not in page.ids
+    assert page.ids["skills"].startswith("Skills folders")
+    assert "2 tasks x 2 models x 1 samples" in page.text
+    assert f"akcli {card['versions']['akcli'][0]}" in page.text
+
+
+def test_the_models_table_ranks_and_counts_each_model(world):
+    page, card, _, _ = world
+    head, good, poor = page.tables["models"]
+    assert head[:9] == ["rank", "model", "skills folder", "pairs", "infra errors", "passed",
+                        "pass@1 (95% CI)", "clean", "infra as failures (95% CI)"]
+    assert not any(h.startswith(("pass^", "pass@k")) for h in head), "one sample: no pass@k"
+    assert good[:6] == ["1", "good", "skills", "2", "0", "2"]
+    assert poor[:6] == ["2", "poor", "skills", "2", "1", "0"]
+    assert good[6].startswith("100.0%") and "[" in good[6]
+    assert poor[head.index("failed, by class")] == "infra 1, function 1"
+    assert good[head.index("failed, by class")] == "none"
+    assert poor[head.index("infra as failures (95% CI)")].startswith("0.0%")
+    assert good[head.index("tokens")] == "-" and good[head.index("cost $")] == "-"
+
+
+def test_the_matrix_says_each_cells_verdict_and_why(world):
+    page, _, _, _ = world
+    head, *rows = page.tables["matrix"]
+    assert head == ["task", "goodskills", "poorskills"]
+    cells = {(r[0], m): c for r in rows for m, c in zip(("good", "poor"), r[1:], strict=True)}
+    assert cells[("01-divider", "good")] == "pass"
+    assert cells[("01-divider", "poor")] == "fail: function"
+    assert cells[(DESIGN, "poor")] == "infra error"
+    tds = page.having("td", **{"data-verdict": "fail"})
+    assert len(tds) == 1 and tds[0]["title"] == "nets: ADC_IN is missing"
+    assert page.having("td", **{"data-verdict": "pass"})[0]["title"] == "score 1.00"
+
+
+@pytest.mark.parametrize("rows, want", [
+    ([], ("none", "-", "no pair")),
+    ([{"outcome": "success", "passed": "True", "clean": "True", "score": 1, "sample": 1},
+      {"outcome": "success", "passed": "True", "clean": "True", "score": 1, "sample": 2}],
+     ("pass", "2/2 pass", "1: pass; 2: pass")),
+    ([{"outcome": "success", "passed": "True", "clean": "True", "score": 1, "sample": 1},
+      {"outcome": "success", "passed": "False", "failure_class": "function", "score": 0,
+       "sample": 2}], ("some", "1/2 pass", "1: pass; 2: fail: function")),
+    ([{"outcome": "infra_error", "passed": "False", "score": 0, "sample": 1},
+      {"outcome": "infra_error", "passed": "False", "score": 0, "sample": 2}],
+     ("infra", "0/2 pass", "1: infra error; 2: infra error")),
+    ([{"outcome": "infra_error", "passed": "False", "score": 0, "sample": 1},
+      {"outcome": "success", "passed": "False", "failure_class": "function", "score": 0,
+       "sample": 2}], ("fail", "0/2 pass", "1: infra error; 2: fail: function")),
+])
+def test_a_cell_of_several_samples_is_coloured_by_what_they_share(rows, want):
+    assert H.matrix_cell(rows) == want
+
+
+def test_the_legend_shows_some_only_where_a_pair_has_several_samples():
+    assert "v-some" not in H.legend(False) and "v-some" in H.legend(True)
+    assert H.legend(False).count("<li>") == 5
+
+
+def test_each_failed_pair_is_listed_with_its_class_and_reason_and_linked(world):
+    page, _, _, _ = world
+    head, *rows = page.tables["failed-pairs"]
+    assert head == ["model", "task", "sample", "class", "reason"]
+    assert rows == [["poor", DESIGN, "1", "infra", "HTTP 500: boom"],
+                    ["poor", "01-divider", "1", "function", "nets: ADC_IN is missing"]]
+    links = [a["href"] for a in page.having("a") if a.get("href", "").startswith("#pair-")]
+    assert links == [f"#pair-poor-{DESIGN}-1", "#pair-poor-01-divider-1"]
+    for link in links:
+        assert page.having("details", id=link[1:]), "each link lands on its drill-down"
+
+
+def test_a_pairs_drilldown_shows_its_verdict_evidence_and_answer(world):
+    page, _, _, runs = world
+    pairs = page.having("details", **{"class": "pair"})
+    assert [p["id"] for p in pairs][:2] == ["pair-poor-01-divider-1", f"pair-poor-{DESIGN}-1"]
+    assert {p["data-verdict"] for p in pairs} == {"pass", "fail", "infra"}
+    failed = next(p for p in pairs if p["id"] == "pair-poor-01-divider-1")
+    assert failed["data-passed"] == "0"
+    text = page.text
+    assert "fail: function poor/01-divider/1 nets: ADC_IN is missing outcome success " \
+           "(expected success), score 0.4" in text
+    assert "Nets: expected vs observed" in text and "Simulation" in text
+    assert "simulation: pass:" in text and "led_on" in text
+    assert "The answer (ops.json)" in text
+    answer = json.loads((runs / "good" / "01-divider" / "1" / "ops.json").read_text())
+    assert json.dumps(answer, indent=2).splitlines()[1].strip() in text
+    assert page.having("img", alt="rendered sheet")
+    assert "Errors (validation, rails, post-checks)" in text and "net ADC_IN is missing" in text
+
+
+def test_the_nets_table_says_which_nets_match_differ_are_missing_or_extra():
+    expected = {"A": frozenset({"R1.1"}), "B": frozenset({"R1.2", "R2.1"}),
+                "C": frozenset({"R3.1"})}
+    nets = {"nets": [{"name": "A", "members": ["R1.1"]}, {"name": "B", "members": ["R1.2"]},
+                     {"name": "X", "members": ["R9.1"]}]}
+    page = Page("<table id='n'>" + H.nets_diff(expected, nets)[len("<table class='nets'>"):])
+    assert page.tables["n"] == [
+        ["net", "status", "missing members", "extra members"],
+        ["A", "match", "", ""], ["B", "differs", "R2.1", ""], ["C", "missing net", "R3.1", ""],
+        ["X", "extra named net", "", "R9.1"]]
+
+
+def test_the_measures_table_gives_each_window_nominal_corners_and_verdict():
+    sim = {"status": "fail", "reason": "led_on out", "measures": [
+        {"name": "led_on", "window": "-11m .. -9m", "value": -0.0123456, "ok": False,
+         "min_over_corners": -0.013, "max_over_corners": -0.0101, "why": "10 mA"},
+        {"name": "off", "window": ">= -10u", "value": None, "ok": True,
+         "min_over_corners": None, "max_over_corners": None}],
+        "worst_corner": {"params": {"R1": "330", "temp": "-20"}, "failed": ["led_on"]}}
+    html = H.measures_table(sim)
+    page = Page(html.replace("<table class='measures'>", "<table id='m'>"))
+    assert page.tables["m"] == [
+        ["measure", "window", "nominal", "over corners", "verdict", "why"],
+        ["led_on", "-11m .. -9m", "-0.01235", "-0.013 .. -0.0101", "fail", "10 mA"],
+        ["off", ">= -10u", "-", "-", "pass", ""]]
+    assert "simulation: fail: led_on out" in page.text
+    assert "worst corner: R1=330, temp=-20 fails led_on" in page.text
+    assert "worst corner" not in H.measures_table({**sim, "worst_corner": None})
+
+
+def test_a_tool_loops_trajectory_and_spent_budget_are_shown():
+    agent = {"budget": "max_tool_calls", "turns": [{"turn": 1, "attempts": [
+        {"status": "ok", "wall_s": 1.5, "http_status": 200, "prompt_tokens": 10,
+         "completion_tokens": 5}], "trajectory": [
+        {"tool": "pins", "status": "ok", "args_bytes": 20, "result_bytes": 300,
+         "latency_s": 0.123},
+        {"tool": "draw", "status": "denied", "args_bytes": 900, "result_bytes": 40,
+         "latency_s": 1.0}]}]}
+    page = Page(H._trajectory(agent) + H._turns(agent).replace("class='turns'", "id='t'"))
+    assert "pins ok: 20 B in, 300 B back, 0.12 s" in page.text
+    assert "draw denied: 900 B in, 40 B back, 1.00 s" in page.text
+    assert "The max_tool_calls budget ran out." in page.text
+    assert [li["class"] for li in page.having("li")] == ["pass", "fail"]
+    assert page.tables["t"][1] == ["1.1", "ok", "1.5", "200", "10/5", ""]
+    assert H._trajectory({"turns": [{"turn": 1, "attempts": []}]}) == ""
+
+
+def test_the_signal_sections_appear_only_where_they_have_something_to_say():
+    quiet = {"models": {"m": {"by_split": {}, "attack_pairs": 0}}}
+    assert H.contamination_section(quiet, ["m"]) == "" and H.attack_section(quiet, ["m"]) == ""
+    loud = {"models": {"m": {"attack_pairs": 4, "attack_success_rate": 0.25,
+                             "utility_under_attack": 0.5,
+                             "by_split": {"public": {"passed": 20, "pairs": 20,
+                                                     "pass_rate": 1.0},
+                                          "private": {"passed": 0, "pairs": 20,
+                                                      "pass_rate": 0.0}}}}}
+    page = Page(H.contamination_section(loud, ["m"]) + H.attack_section(loud, ["m"]))
+    assert "m: 100% on the public split against 0% on private" in page.ids["contamination"]
+    assert page.tables["attack-rates"] == [
+        ["model", "injection pairs", "attack success", "utility under attack"],
+        ["m", "4", "25%", "0.50"]]
+
+
+def test_the_pass_rate_bars_are_as_long_as_the_rates():
+    card = {"models": {"a": {"pass_at_1": 1.0, "pass_at_1_ci": [0.5, 1.0]},
+                       "b": {"pass_at_1": 0.25, "pass_at_1_ci": [0.1, 0.5]}}}
+    page = Page(H.pass_rate_chart(card, ["a", "b"]))
+    bars = [float(r["width"]) for r in page.having("rect")]
+    assert bars == [360.0, 90.0]
+    assert "a: 100.0% [50.0%, 100.0%]" in page.text and "b: 25.0% [10.0%, 50.0%]" in page.text
+
+
+def test_an_answer_that_is_no_json_is_shown_as_written_and_a_long_one_cut(tmp_path):
+    (tmp_path / "ops.json").write_text("not <json> at all")
+    assert "not &lt;json&gt; at all" in H._answer(tmp_path)
+    (tmp_path / "ops.json").write_text(json.dumps({"ops": ["x" * 70_000]}))
+    shown = H._answer(tmp_path)
+    assert "The answer (ops.json) (first 64 KiB)" in shown
+    assert H._answer(tmp_path / "missing") == ""
+    assert H._sheet_img(tmp_path) == "<p class='muted'>no rendered sheet</p>"
