@@ -112,11 +112,26 @@ def _memory_root() -> str | None:
         return None
     root = own_folder(SHARED_MEMORY)
     if root is not None:
+        # Only folders made in this pid namespace (named pid-namespace-...): from another
+        # one (pid namespaces share /dev/shm), a live process's pid names no process, and
+        # its folder was removed under its running steps. A name without a namespace is
+        # from before they had one.
+        here = _pid_namespace()
         for name in os.listdir(root):
-            owner = name.split("-", 1)[0]
-            if owner.isdigit() and not _alive(int(owner)):
+            owner, _, rest = name.partition("-")
+            space = rest.partition("-")[0]
+            if (owner.isdigit() and (space == here or not space.isdigit())
+                    and not _alive(int(owner))):
                 shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     return root
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace, by its inode: a pid means a process only there."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
 
 
 def _alive(pid: int) -> bool:
@@ -135,7 +150,7 @@ def _private_folder(pair: str) -> str:
     root = _memory_root()
     if root is None:
         return str(scratch_dir(pair, "tmp"))
-    return tempfile.mkdtemp(dir=root, prefix=f"{os.getpid()}-")
+    return tempfile.mkdtemp(dir=root, prefix=f"{os.getpid()}-{_pid_namespace()}-")
 
 
 def run(fn, *, write: Path, read: list = (), timeout: float | None = None) -> None:
