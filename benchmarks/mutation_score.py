@@ -153,7 +153,12 @@ AREAS: dict[str, dict] = {
         },
     },
     "taskgen": {
-        "modules": {},
+        # The generated families (the real tier's, taskgen/real/, need kicad-demos and
+        # akcli's draws: tests/test_real_tier.py).
+        "modules": {f"taskgen/{m}.py": [f"{T}taskgen.py"] for m in (
+            "generator", "rng", "spec", "layout", "blocks", "families/common",
+            "families/netlist", "families/prose", "families/edit", "families/parametric",
+            "families/repair", "families/safety")},
     },
 }
 # What the tests read besides the package: the corpus, the libraries, the skills, the

@@ -1,0 +1,148 @@
+"""The generators as a user of a split relies on them: the committed public split is
+byte for byte what the generators make from its manifest (so results on it compare
+across machines and releases), another seed makes other tasks, a task's id carries the
+seed's hash and never the seed, and a bad manifest or family is refused by name. All
+in-process, in seconds, so that every mutant of taskgen/ meets them
+(benchmarks/mutation_score.py --config taskgen). Whether each generated task's reference
+passes and its wrong answers fail is tests/test_generate.py's corpus gate (slow).
+"""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+
+from wirebench.taskgen.generator import (
+    FAMILIES,
+    GENERATOR_VERSION,
+    generate,
+    generate_split,
+    seed_hash,
+)
+from wirebench.taskgen.rng import Rng
+
+PUBLIC = REPO / "splits" / "public"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_public_split_is_what_the_generators_make_of_its_manifest(tmp_path):
+    out = tmp_path / "public"
+    written = generate_split(PUBLIC / "split.yaml", out)
+    committed = {p.name for p in PUBLIC.iterdir() if p.is_dir()}
+    assert {p.name for p in written} == committed
+    assert len(written) == sum(e["count"] for e in yaml.safe_load(
+        (PUBLIC / "split.yaml").read_text())["families"])
+    differs = []
+    for name in sorted(committed):
+        cmp = filecmp.dircmp(PUBLIC / name, out / name)
+        if _files(PUBLIC / name) != _files(out / name):
+            differs.append((name, cmp.diff_files, cmp.left_only, cmp.right_only))
+    assert differs == [], f"{len(differs)} task folders differ, first: {differs[:1]}"
+
+
+def test_another_seed_makes_other_tasks_named_by_the_seeds_hash(tmp_path):
+    for family in FAMILIES:
+        a = generate(family, "seed-a", 2, tmp_path / "a")
+        b = generate(family, "seed-b", 2, tmp_path / "b")
+        again = generate(family, "seed-a", 2, tmp_path / "again")
+        assert [p.name for p in a] == [f"{family}-{seed_hash('seed-a')[:6]}-{i:03d}"
+                                       for i in range(2)]
+        assert _files(a[0]) == _files(again[0]) and _files(a[1]) == _files(again[1])
+        assert _files(a[0]) != _files(b[0]), f"{family}: another seed, the same task"
+        assert _files(a[0]) != _files(a[1]), f"{family}: two tasks of one seed are one"
+        meta = yaml.safe_load((a[1] / "task.yaml").read_text())
+        assert meta["id"] == a[1].name
+        assert meta["generator"] == {"family": family, "version": GENERATOR_VERSION,
+                                     "seed_sha256": seed_hash("seed-a"), "index": 1,
+                                     "split": "private"}
+        assert "seed-a" not in "".join(v.decode(errors="ignore") for v in _files(a[1]).values())
+    (later,) = generate("netlist", "seed-a", 1, tmp_path / "later", start=1, split="mine")
+    assert later.name == f"netlist-{seed_hash('seed-a')[:6]}-001"
+    got = yaml.safe_load((later / "task.yaml").read_text())["generator"]
+    assert (got["index"], got["split"]) == (1, "mine")
+    first = generate("netlist", "seed-a", 2, tmp_path / "first")[1]
+    assert (later / "task.md").read_bytes() == (first / "task.md").read_bytes()
+
+
+def test_a_seed_is_hashed_with_the_projects_own_prefix():
+    import hashlib
+
+    assert seed_hash("7") == hashlib.sha256(b"wirebench-seed:7").hexdigest()
+
+
+def test_an_unknown_family_is_refused_with_the_families_listed(tmp_path):
+    with pytest.raises(ValueError) as refused:
+        generate("nonsense", "1", 1, tmp_path)
+    assert str(refused.value) == ("unknown family 'nonsense'; families: edit, netlist, "
+                                  "parametric, prose, repair, safety")
+    assert not tmp_path.joinpath("nonsense").exists()
+
+
+@pytest.mark.parametrize("text, why", [
+    ("families: [", "not valid YAML"),
+    ("- a list", "a split manifest needs `generator_version` and a `families` list"),
+    ("generator_version: 2\nfamilies: 3", "a split manifest needs `generator_version`"),
+    ("generator_version: 1\nfamilies: []", "made by generator version 1, this is 2"),
+    ("families: []", "made by generator version None, this is 2"),
+    ("generator_version: 2\nfamilies: [{family: netlist, seed: 1}]",
+     "each of `families` needs family, seed and count"),
+    ("generator_version: 2\nfamilies: [netlist]",
+     "each of `families` needs family, seed and count"),
+])
+def test_a_bad_manifest_is_refused_naming_the_file(tmp_path, text, why):
+    manifest = tmp_path / "split.yaml"
+    manifest.write_text(text)
+    with pytest.raises(ValueError) as refused:
+        generate_split(manifest)
+    assert str(refused.value).startswith(f"{manifest}: ") and why in str(refused.value)
+
+
+def test_a_manifest_writes_beside_itself_with_its_split_name(tmp_path):
+    manifest = tmp_path / "split.yaml"
+    manifest.write_text(f"generator_version: {GENERATOR_VERSION}\nsplit: holdout\n"
+                        "families: [{family: prose, seed: x, count: 2}]\n")
+    written = generate_split(manifest)
+    assert [p.parent for p in written] == [tmp_path, tmp_path]
+    meta = yaml.safe_load((written[0] / "task.yaml").read_text())
+    assert meta["generator"]["split"] == "holdout"
+    manifest.write_text(f"generator_version: {GENERATOR_VERSION}\n"
+                        "families: [{family: prose, seed: x, count: 1}]\n")
+    (one,) = generate_split(manifest, tmp_path / "other")
+    assert yaml.safe_load((one / "task.yaml").read_text())["generator"]["split"] == "public"
+
+
+def test_the_random_stream_is_fixed_uniform_and_in_range():
+    a, b = Rng("f", 1, "s", 0), Rng("f", 1, "s", 0)
+    draws = [a.below(10) for _ in range(2000)]
+    assert draws == [b.below(10) for _ in range(2000)]
+    assert set(draws) == set(range(10))
+    counts = [draws.count(v) for v in range(10)]
+    assert min(counts) > 150 and max(counts) < 250
+    assert [Rng("f", 1, "s", 1).below(1000) for _ in range(3)] != \
+        [Rng("f", 1, "s", 0).below(1000) for _ in range(3)]
+    assert Rng("a", "b").below(10**12) != Rng("ab").below(10**12), "the key's parts apart"
+    r = Rng("x")
+    assert all(3 <= r.randint(3, 5) <= 5 for _ in range(200))
+    assert {r.randint(3, 5) for _ in range(200)} == {3, 4, 5}
+    assert r.below(1) == 0
+    for n in (0, -1):
+        with pytest.raises(ValueError, match=r"below\(\) needs n > 0"):
+            r.below(n)
+    items = list(range(20))
+    shuffled = Rng("y").shuffle(list(items))
+    assert sorted(shuffled) == items and shuffled != items
+    assert Rng("y").shuffle(list(items)) == shuffled
+    picked = Rng("z").sample("abcdef", 3)
+    assert len(set(picked)) == 3 and set(picked) <= set("abcdef")
+    assert Rng("z").choice("q") == "q"
+    assert not any(Rng("c", i).chance(0) for i in range(50))
+    assert all(Rng("c", i).chance(100) for i in range(50))
+    assert 10 < sum(Rng("c", i).chance(50) for i in range(60)) < 50
