@@ -301,3 +301,36 @@ def test_two_step_servers_close_in_any_order(tmp_path):
         second.close()
         closing.join(10)
     shutil.rmtree(tmp_path / "a", ignore_errors=True)
+
+
+@needs_landlock
+@pytest.mark.parametrize("vision", [True, False])
+def test_render_shows_a_vision_model_the_picture(tmp_path, vision):
+    """`-T vision=true`, as an entry's `vision: true`: render's PNG reaches the model as
+    an image (inspect moves it from the tool's result into a message after it, as the
+    tool loop does); without it, the line saying it is not available."""
+    import base64
+
+    project = _project_task(tmp_path, [RC])
+    seen = []
+
+    def generate(messages, tools, tool_choice, config):
+        seen[:] = messages
+        ran = sum(m.role == "tool" for m in messages)
+        return _reply(("draw", "render", "submit")[min(ran, 2)], {} if ran == 1 else
+                      {"oplist": _ops(RC)})
+
+    [log] = inspect_eval(_task(project, vision=vision), display="none",
+                         log_dir=str(tmp_path / "logs"),
+                         model=get_model("mockllm/model", custom_outputs=generate))
+    assert _scores(log)[RC]["passed"]
+    at = next(i for i, m in enumerate(seen) if m.role == "tool" and m.function == "render")
+    images = [c.image for m in seen[at:] if isinstance(m.content, list)
+              for c in m.content if c.type == "image"]
+    if vision:
+        assert seen[at].text.startswith("[ok] the sheet as a ")
+        [image] = images
+        assert image.startswith("data:image/png;base64,")
+        assert base64.b64decode(image.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert images == [] and "render is not available" in seen[at].text
