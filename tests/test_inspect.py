@@ -157,7 +157,6 @@ def test_inspect_and_the_workflow_give_the_same_verdicts(tmp_path):
 
 
 @needs_landlock
-@pytest.mark.slow
 @pytest.mark.parametrize("form", ["file", "entry point"])
 def test_inspect_eval_runs_the_task(tmp_path, form):
     """`inspect eval` as the guide writes it, with inspect's OpenAI-compatible provider

@@ -231,6 +231,7 @@ def toolbox(symbols: list[str], kicad: str | None = None, vision: bool = False) 
         from wirebench.corpus.tasks import load_task
         from wirebench.steps.tools import Toolbox
 
+        await _close(state)  # a sample run again (--retry-on-error) starts afresh
         t = load_task(state.metadata["task_dir"])
         pair = Path(tempfile.mkdtemp(prefix=f"wirebench-inspect-{t.id}-"))
         box = Toolbox(t, symbols_for(t, symbols, kicad), pair, vision=vision)
