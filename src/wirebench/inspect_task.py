@@ -17,17 +17,19 @@ Nothing here judges or draws by itself; it binds wirebench's pieces to inspect's
 - `tool_loop()`, the default agent: the openai kind's tool loop (agents/tool_loop.py)
   over inspect's model API: the same system guide, one reply at a time, its tool calls run
   in order until `submit`, a plain reply (its op-list is the answer) or max_tool_calls
-  (the last draft is). inspect's own limits (-T/--token-limit, --time-limit) stand in for
+  (the last draft is). inspect's own limits (--token-limit, --time-limit) stand in for
   the entry's max_tokens_total and timeout; a limit that stops the agent leaves the last
-  draft as the answer, as the tool loop's budgets do;
+  draft as the answer, as the tool loop's budgets do (answer_of);
 - `verdict()`, the scorer: the answer through steps/pair.py's evaluate_pair, the chain
   `wirebench score` and the Snakemake rules run (validate, apply, nets, simulate for a
   design task, score); its value is {passed, score}, its metadata the failure class as
   summary.csv has it, the outcome and each criterion's verdict.
 
-Why this module is not named `inspect.py`: `inspect eval FILE` puts the file's folder on
-sys.path and runs there, where a file of that name would stand in for the standard
-library's `inspect` for every module imported afterwards (inspect_ai itself imports it).
+Why this module is not named `inspect.py`: whatever runs a file with its folder first on
+sys.path (`python src/wirebench/inspect.py`, a debugger, an IDE's run button) would then
+import that file for the standard library's `inspect`, which inspect_ai, pydantic and
+most of Python's tooling import. `inspect eval FILE` appends the folder instead, so it
+would work there; `inspect_task` is safe everywhere, and says what the module holds.
 
 Relative paths (tasks_dir, skills, config and the config's own `symbols`) are read from
 `root`: by default where inspect runs, or for the file form (inspect runs the file in its
