@@ -167,6 +167,17 @@ AREAS: dict[str, dict] = {
 # workflow.
 ALSO_COPY = ["tasks", "symbols", "skills", "README.md", "Snakefile", "workflow", "config",
              "docs"]
+# Every Python process a test starts (a worker, a Snakemake job, an MCP server) pins the
+# mutant it was started under, as the fork runner does: its confined children clear the
+# environment, and must still run the mutant.
+PIN_AT_START = """
+import os
+
+if os.environ.get("MUTANT_UNDER_TEST"):
+    from mutmut.mutation.trampoline import set_mutant_under_test
+
+    set_mutant_under_test(os.environ["MUTANT_UNDER_TEST"])
+"""
 # mutmut's own first step, alone: copy the tree into mutants/ and write the mutants.
 GENERATE = """
 import os
@@ -378,7 +389,8 @@ def run_mutants(by_module: dict[str, list[str]], area: str, tree: Path, log) -> 
     runner = tree / "mutants" / "_runner"
     runner.mkdir(exist_ok=True)
     (runner / "fork_runner.py").write_text(FORK_RUNNER)
-    env = {**os_environ(), "PYTHONPATH": str(tree / "mutants" / "src")}
+    (runner / "sitecustomize.py").write_text(PIN_AT_START)
+    env = {**os_environ(), "PYTHONPATH": f"{runner}:{tree / 'mutants' / 'src'}"}
     out = {}
     for module, names in by_module.items():
         tests = AREAS[area]["modules"][module]

@@ -290,3 +290,34 @@ def test_a_step_server_closes_while_another_lives(tmp_path):
     finally:
         b.close()
     assert (second / "still.txt").read_text() == "served"
+
+
+def _what_programs_read(pair: Path) -> None:
+    import getpass
+    import zoneinfo
+
+    seen = {"user": getpass.getuser(),
+            "zone": str(zoneinfo.ZoneInfo("Europe/Paris").utcoffset(
+                __import__("datetime").datetime(2026, 1, 1)))}
+    for device in ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"):
+        seen[device] = _try(lambda d=device: Path(d).open("rb").close())
+    seen["write /dev/null"] = _try(lambda: Path("/dev/null").write_bytes(b"x"))
+    seen["write /dev/zero"] = _try(lambda: Path("/dev/zero").write_bytes(b"x"))
+    (pair / "seen.json").write_text(json.dumps(seen))
+
+
+@needs_landlock
+def test_a_confined_step_has_what_every_program_reads(tmp_path):
+    """Its user's name (/etc/passwd), the time zones (/usr/share/zoneinfo), the devices
+    programs open for nothing, zeros and randomness (read-only, but /dev/null), whatever
+    the host's layout of /usr."""
+    import getpass
+
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    confine.run(lambda: _what_programs_read(pair), write=pair, timeout=30)
+    seen = json.loads((pair / "seen.json").read_text())
+    assert seen == {"user": getpass.getuser(), "zone": "1:00:00", "/dev/null": "allowed",
+                    "/dev/zero": "allowed", "/dev/full": "allowed", "/dev/random": "allowed",
+                    "/dev/urandom": "allowed", "write /dev/null": "allowed",
+                    "write /dev/zero": "denied"}
