@@ -94,7 +94,9 @@ AREAS: dict[str, dict] = {
                 f"{T}landlock.py", f"{B}::test_landlock_alone_denies_a_signal_out_of_its_domain",
                 f"{S}::test_a_confined_step_reaches_its_folder_and_nothing_of_ours"],
             "runtime/confine.py": [
-                f"{T}confine.py", f"{B}::test_a_confined_step_cannot_signal_a_process_outside_it",
+                f"{T}confine.py",
+                f"{T}landlock.py::test_a_kernel_without_landlock_is_refused_by_name",
+                f"{B}::test_a_confined_step_cannot_signal_a_process_outside_it",
                 f"{B}::test_the_step_server_of_a_tool_loop_cannot_signal_outside_it_either",
                 f"{S}::test_a_confined_step_reaches_its_folder_and_nothing_of_ours",
                 f"{S}::test_a_confined_step_reads_an_allow_list_wherever_a_copy_of_the_corpus_lies",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -321,3 +322,69 @@ def test_a_confined_step_has_what_every_program_reads(tmp_path):
                     "/dev/zero": "allowed", "/dev/full": "allowed", "/dev/random": "allowed",
                     "/dev/urandom": "allowed", "write /dev/null": "allowed",
                     "write /dev/zero": "denied"}
+
+
+@needs_landlock
+def test_a_server_step_past_its_limit_ends_at_the_limit(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    server = confine.Server(write=pair)
+    try:
+        started = time.monotonic()
+        with pytest.raises(confine.StepTimedOut):
+            server.call(time.sleep, 20, timeout=0.5)
+        assert time.monotonic() - started < 5
+    finally:
+        server.close()
+
+
+def _surrogate():
+    print("half a pair: \ud800", file=sys.stderr)
+
+
+def _lose_scratch():
+    import tempfile as scratch
+
+    shutil.rmtree(scratch.gettempdir())
+
+
+@needs_landlock
+def test_a_steps_odd_output_and_lost_scratch_are_its_own_business(tmp_path, capfd,
+                                                                   monkeypatch):
+    """A step printing text that is no UTF-8 (a lone surrogate) still ends well, its words
+    passed on. Unconfined on purpose (the user's opt-out), a step may remove its own
+    private folder: it ends well too."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    confine.run(_surrogate, write=pair, timeout=30)
+    assert capfd.readouterr().err == "half a pair: ?\n"
+    monkeypatch.setenv(confine.OPT_OUT_VAR, "1")
+    confine.run(_lose_scratch, write=pair, timeout=30)
+    assert list(pair.iterdir()) == []
+
+
+@needs_landlock
+def test_a_server_request_its_child_cannot_read_fails_that_call_alone(tmp_path, capfd):
+    """A step the child never knew (a function made after it was forked): that call fails
+    with its traceback, and the server serves the next."""
+    import types
+
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    server = confine.Server(write=pair)
+    try:
+        server.call(_print, "", timeout=30)
+        late = types.ModuleType("wirebench_late_step")
+        exec("def step():\n    pass\n", late.__dict__)
+        sys.modules["wirebench_late_step"] = late
+        try:
+            with pytest.raises(confine.StepCrashed) as crashed:
+                server.call(late.step, timeout=30)
+        finally:
+            del sys.modules["wirebench_late_step"]
+        assert str(crashed.value) == "the confined step failed (exit 70)"
+        assert "ModuleNotFoundError" in capfd.readouterr().err
+        server.call(Path.write_text, pair / "next.txt", "served", timeout=30)
+    finally:
+        server.close()
+    assert (pair / "next.txt").read_text() == "served"
