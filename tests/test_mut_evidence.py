@@ -175,6 +175,17 @@ for path in sorted(p for p in package.rglob("*") if p.is_file() and
                                                    != before[s]]
     path.write_bytes(original)
     fp.fingerprint.cache_clear()
+# An akcli upgrade: another version of akcli-kicad's metadata first on the path.
+from wirebench.evidence import provenance
+
+upgrade = Path(sys.argv[1])
+(upgrade / "akcli_kicad-99.0.0.dist-info").mkdir(parents=True)
+(upgrade / "akcli_kicad-99.0.0.dist-info" / "METADATA").write_text(
+    "Metadata-Version: 2.1\nName: akcli-kicad\nVersion: 99.0.0\n")
+sys.path.insert(0, str(upgrade))
+provenance.dist_version.cache_clear()
+assert provenance.dist_version("akcli-kicad") == "99.0.0"
+moved["akcli upgrade"] = [s for s in steps if fp.fingerprint(s) != before[s]]
 print(json.dumps(moved))
 """
 # What a step reads and yet must not rerun it, and why (the policy, not a second table).
@@ -202,7 +213,8 @@ def _edits(tmp_path: Path) -> dict[str, list[str]]:
     of the package (the code under test, mutants and all)."""
     copy = tmp_path / "pkg"
     shutil.copytree(PACKAGE, copy / "wirebench", ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-c", FINGERPRINTS], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", FINGERPRINTS, str(tmp_path / "upgrade")],
+                          capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(copy)}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -223,6 +235,9 @@ def test_every_file_a_step_reads_is_in_its_fingerprint(finished_run, tmp_path):
         if lost:
             missed[step] = lost
     assert missed == {}, "an edit of these would rerun nothing"
+    # An akcli upgrade reruns what akcli computes, never a paid agent call.
+    assert sorted(edits["akcli upgrade"]) == ["apply", "nets", "real_tier", "simulate",
+                                              "validate"]
     # Every step with a process of its own (the gate runs in Snakemake's; the reference
     # reads no prompt pack).
     assert set(finished_run["reads"]) == {"generate", "validate", "apply", "nets", "simulate",
