@@ -330,3 +330,21 @@ def test_a_bwrap_that_cannot_make_a_sandbox_is_no_bwrap(tmp_path, monkeypatch, c
             assert sandbox.require() == real
     finally:
         sandbox.bwrap.cache_clear()
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="run by root, the agent becomes nobody")
+def test_run_by_root_a_command_agent_is_the_hosts_nobody(tmp_path):
+    """Not some unused uid: the host's own `nobody`, whom no file of the host belongs to."""
+    import pwd
+
+    from conftest import REPO, TASKS
+
+    from wirebench.agents.answer import TurnContext
+    from wirebench.agents.command import answer
+    from wirebench.corpus.tasks import load_task
+
+    ctx = TurnContext("m", load_task(TASKS / "01-divider"), 1, 1, REPO / "README.md",
+                      REPO / "skills")
+    ans = answer({"command": 'id -u > "$OPS_OUT"', "timeout": 30}, ctx)
+    assert ans.ops.decode().strip() == str(pwd.getpwnam("nobody").pw_uid)
