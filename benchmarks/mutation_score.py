@@ -168,7 +168,7 @@ AREAS: dict[str, dict] = {
 # What the tests read besides the package: the corpus, the libraries, the skills, the
 # workflow.
 ALSO_COPY = ["tasks", "symbols", "skills", "README.md", "Snakefile", "workflow", "config",
-             "docs"]
+             "envs", "profiles", "splits", "scripts", "docs"]
 # Every Python process a test starts (a worker, a Snakemake job, an MCP server) pins the
 # mutant it was started under, as the fork runner does: its confined children clear the
 # environment, and must still run the mutant.
