@@ -102,8 +102,11 @@ def _traced_run(root: Path) -> Path:
     tracer.mkdir(parents=True)
     trace.mkdir()
     (tracer / "sitecustomize.py").write_text(TRACER)
-    project = Project(root / "wb").configure({"reference": {"kind": "reference"}},
-                                             tasks=[DESIGN, TRANSCRIPTION])
+    # The baseline reads a prompt pack, so that the prompt step runs too.
+    project = Project(root / "wb").configure(
+        {"reference": {"kind": "reference"},
+         "base": {"kind": "command", "command": "wirebench-baseline", "timeout": 60,
+                  "skills": str(REPO / "skills")}}, tasks=[DESIGN, TRANSCRIPTION])
     path = os.pathsep.join(p for p in (str(tracer), os.environ.get("PYTHONPATH")) if p)
     env = {"PYTHONPATH": path, "WIREBENCH_WORKER": "0", "WB_TRACE_PACKAGE": str(PACKAGE),
            "WB_TRACE_DIR": str(trace)}
@@ -201,8 +204,13 @@ NOT_A_RERUN = {
     "generate": lambda f: not (f == "steps/generate.py" or f.startswith("agents/")),
     # apply asks only whether a task has rules: fixing a rule's logic rescores, no redraw.
     "apply": lambda f: f == "verify/design_rules.py",
-    # A failed pair's cause, printed on the terminal; score.json does not hold it.
-    "score": lambda f: f == "reports/verdict.py",
+    # A failed pair's cause, printed on the terminal (redacted); score.json holds neither.
+    "score": lambda f: f in ("reports/verdict.py", "agents/secrets.py"),
+    # A prompt pack feeds every paid agent call: akcli's pinned settings, the library cache
+    # and the task schema change no pack's text, and must not rerun them (as an akcli
+    # upgrade does not: `snakemake --forcerun prompt_pack` when one should).
+    "prompt_pack": lambda f: f in ("data/akcli.toml", "runtime/symbol_cache.py",
+                                   "schemas/task.schema.yaml"),
     **{step: lambda f: f in ("corpus/tasks.py", "runtime/landlock.py")
        for step in RUN_STEPS},  # the CLI's checks before a run-level command
 }
@@ -240,9 +248,9 @@ def test_every_file_a_step_reads_is_in_its_fingerprint(finished_run, tmp_path):
                                               "validate"]
     # Every step with a process of its own (the gate runs in Snakemake's; the reference
     # reads no prompt pack).
-    assert set(finished_run["reads"]) == {"generate", "validate", "apply", "nets", "simulate",
-                                          "score", "summary", "report", "manifest", "verdict",
-                                          "archive"}
+    assert set(finished_run["reads"]) == {"prompt_pack", "generate", "validate", "apply",
+                                          "nets", "simulate", "score", "summary", "report",
+                                          "manifest", "verdict", "archive"}
 
 
 # --- the archive of a finished run ------------------------------------------------------------
@@ -297,8 +305,10 @@ def test_an_archive_holds_the_run_its_provenance_and_a_row_of_the_index(results,
     (row,) = _index(out)
     assert list(row) == INDEX_COLUMNS
     assert row["run_id"] == run_id and row["archive"] == f"{run_id}.tar.gz"
-    assert (row["models"], row["tasks"], row["samples"]) == ("reference", "2", "1")
-    assert row["pass_rates"] == "reference=1.0"
+    assert (row["models"], row["tasks"], row["samples"]) == ("base;reference", "2", "1")
+    assert row["pass_rates"] == ";".join(f"{m}={card['models'][m]['pass_rate']}"
+                                         for m in ("base", "reference"))
+    assert "reference=1.0" in row["pass_rates"]
     assert row["akcli"] == ";".join(card["versions"]["akcli"])
     assert row["wirebench"] == provenance["versions"]["wirebench"]
     assert row["date"] == provenance["date"]

@@ -40,8 +40,8 @@ STEP_CODE = {
     "manifest": ["evidence/manifest.py", "evidence/files.py"],
     "gate": ["reports/gate.py", "evidence/files.py"],
     "verdict": ["reports/verdict.py", "evidence/files.py"],
-    "summary": ["reports/summary.py", "reports/stats.py", "verify/scoring.py",
-                "evidence/provenance.py", "evidence/files.py"],
+    "summary": ["reports/summary.py", "reports/stats.py", "evidence/provenance.py",
+                "evidence/files.py"],
     "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py",
                 "evidence/files.py"],
     # The real tier's tasks, generated when a run starts (taskgen/real/tier.py).
