@@ -56,9 +56,13 @@ RUN_STEPS = {"summary", "report", "manifest", "verdict", "gate", "archive"}
 
 def _key() -> str:
     """Everything a run's results and reads depend on."""
+    import inspect
+
     from wirebench.evidence.provenance import dist_version
 
-    h = hashlib.sha256(f"{sys.version} {dist_version('akcli-kicad')} {TRACER}".encode())
+    # The run itself as this file makes it: another model or task is another run.
+    h = hashlib.sha256(f"{sys.version} {dist_version('akcli-kicad')} {TRACER} "
+                       f"{inspect.getsource(_traced_run)}".encode())
     for root in (PACKAGE, REPO / "workflow", REPO / "Snakefile", REPO / "tasks" / DESIGN,
                  REPO / "tasks" / TRANSCRIPTION, REPO / "symbols"):
         files = [root] if root.is_file() else sorted(
