@@ -71,6 +71,11 @@ def world(tmp_path):
 def test_a_batch_reruns_exactly_the_pairs_whose_stamp_changed(world, capfd):
     assert world.run() == 0 and world.ran == ["t1", "t2", "t3"]
     assert (world.root / "out" / "t2.txt").read_text() == "ANSWER OF T2"
+    err = capfd.readouterr().err
+    lines = err.splitlines()
+    timed = [lines[i + 1] for i, line in enumerate(lines) if line.startswith("== m/")]
+    assert len(timed) == 3 and all(0 <= float(t.split()[0]) < 10 and t.endswith(" s")
+                                   for t in timed), timed
     assert world.run() == 0 and world.ran == []
     assert "apply: 0 pair(s) run, 3 current, 0 failed" in capfd.readouterr().err
     (world.root / "in" / "t2.txt").write_text("a new answer")  # an input's bytes
@@ -152,10 +157,14 @@ import os, signal, sys
 from pathlib import Path
 from wirebench.steps.batch import run_batch
 
+kill, fail = sys.argv[3], sys.argv[4]
+
 def step(argv):
     _, src, out = argv
-    if Path(src).stem == "t3":
+    if Path(src).stem == kill:
         os.kill(os.getpid(), signal.SIGKILL)
+    if Path(src).stem == fail:
+        return 3
     Path(out).write_text(Path(src).read_text().upper())
     return 0
 
@@ -163,17 +172,35 @@ run_batch(sys.argv[1], sys.argv[2], step)
 """
 
 
+def _killed_at(world, spec, kill: str, fail: str = "-") -> None:
+    path = write_spec(world.root / "specs", spec)
+    proc = subprocess.run([sys.executable, "-c", KILLED, path, str(world.record), kill, fail],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
 def test_a_batch_killed_mid_way_keeps_the_pairs_it_finished(world):
     """kill -9 during the third pair: the record vouches for the first two, and the next
     run does only the third (and the one after it)."""
     world.spec["pairs"].append(world.pair("t4"))
     (world.root / "in" / "t4.txt").write_text("answer of t4")
-    path = write_spec(world.root / "specs", world.spec)
-    proc = subprocess.run([sys.executable, "-c", KILLED, path, str(world.record)],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+    _killed_at(world, world.spec, "t3")
     assert set(read_record(world.record)) == {"m/t1/1", "m/t2/1"}
     assert world.run() == 0 and world.ran == ["t3", "t4"]
+
+
+def test_a_killed_batch_keeps_what_it_redid_after_a_pair_it_gave_up(world):
+    """t1, t2 and t4 changed; t1 fails, t2 is redone, t3 is current, and the job is killed
+    in t4: the record withdraws t1's and t4's old stamps and holds t2's new one, so the
+    next run redoes t1 and t4 alone."""
+    world.spec["pairs"].append(world.pair("t4"))
+    (world.root / "in" / "t4.txt").write_text("answer of t4")
+    assert world.run() == 0
+    for t in ("t1", "t2", "t4"):
+        (world.root / "in" / f"{t}.txt").write_text(f"new answer of {t}")
+    _killed_at(world, world.spec, kill="t4", fail="t1")
+    assert set(read_record(world.record)) == {"m/t2/1", "m/t3/1"}
+    assert world.run() == 0 and world.ran == ["t1", "t4"]
 
 
 def test_a_narrowed_run_keeps_the_stamps_of_the_pairs_it_left_out(world):
