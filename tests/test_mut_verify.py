@@ -40,7 +40,8 @@ CHIP = (MCU, None, {"1": "VDD", "2": "VDD", "3": "GND", "4": "BOOT0", "5": "NC1"
 
 @pytest.mark.parametrize("text, value", [
     ("100n", 100e-9), ("0.1uF", 0.1e-6), ("4k7", 4700), ("5.1k", 5100), ("1M", 1e6),
-    ("1M5", 1.5e6), ("22R", 22), ("4R7", 4.7), ("0R", 0), ("10uF 16V", 10e-6),
+    ("1M5", 1.5e6), ("22R", 22), ("4R7", 4.7), ("0R", 0), ("4r7", 4.7), ("22r", 22),
+    ("10uF 16V", 10e-6),
     ("500mA", 0.5), ("8 MHz", 8e6), ("100 nF", 100e-9), ("2.2µF", 2.2e-6), ("4.7μF", 4.7e-6),
     ("1meg", 1e6), ("47Ω", 47), ("10 ohms", 10), ("1ohm", 1), ("12pF/50V", 12e-12),
     ("33k,1%", 33e3), ("  220  ", 220), ("1G", 1e9), ("3.3V", 3.3), ("10H", 10),
@@ -295,3 +296,107 @@ def test_a_netlist_without_stable_ids_and_with_power_symbols_still_reads():
         False, "U1 GND (pin 3) is on GND, not +3V3")
     nc = {"kind": "no_connect", "part": MCU, "pins": ["GND"]}
     assert check(nc, b)[0] is True, "a power symbol is no connection"
+
+
+# --- divider ----------------------------------------------------------------------------------
+
+REG = ("Regulator:Buck", None, {"1": "VIN", "2": "GND", "9": "EN", "10": "FB"})
+UVLO = {"kind": "divider", "part": "Regulator:Buck", "pin": "EN", "top": "+24V",
+        "ref": "1.2", "range": ["11", "13"]}
+
+
+def _divided(top="90k", bottom=("10k",), extra_nets=None):
+    parts = {"U1": REG, "R1": two(RES, top)}
+    nets = {"+24V": ["R1.1", "U1.1"], "EN": ["U1.9", "R1.2"], "GND": ["U1.2"]}
+    for i, value in enumerate(bottom, start=2):
+        parts[f"R{i}"] = two(RES, value)
+        nets["EN"].append(f"R{i}.1")
+        nets["GND"].append(f"R{i}.2")
+    nets.update(extra_nets or {})
+    return board(parts, nets)
+
+
+def test_a_divider_sets_its_net_where_the_pin_reaches_its_threshold():
+    """1.2 V × (1 + 90k / 10k) = 12 V: the converter turns on at 12 V."""
+    assert check(UVLO, _divided()) == (
+        True, "U1 EN (pin 9) reaches 1.2 with +24V at 12 (90k to +24V, 10k to GND)")
+    assert check({**UVLO, "range": ["20", "25"]}, _divided()) == (
+        False, "U1 EN (pin 9) reaches 1.2 with +24V at 12 (90k to +24V, 10k to GND); "
+               "needs 20–25")
+    # Two resistors to ground in parallel: 20k || 20k is 10k.
+    assert check(UVLO, _divided(bottom=("20k", "20k")))[0] is True
+    assert check(UVLO, _divided(top="1.5M", bottom=("100k",)))[1].startswith(
+        "U1 EN (pin 9) reaches 1.2 with +24V at 19.2 (1.5M to +24V, 100k to GND)")
+
+
+@pytest.mark.parametrize("window, ok", [(["12", "12"], True), (["12.01", "13"], False),
+                                        (["11", "11.99"], False), (["11", "12"], True),
+                                        (["12", "13"], True)])
+def test_a_divider_on_each_bound_of_its_range(window, ok):
+    assert check({**UVLO, "range": window}, _divided())[0] is ok
+
+
+def test_a_threshold_spread_must_land_inside_the_range_at_both_ends():
+    spread = {**UVLO, "ref": ["1.1", "1.3"]}
+    assert check({**spread, "range": ["11", "13"]}, _divided()) == (
+        True, "U1 EN (pin 9) reaches 1.1–1.3 with +24V at 11–13 (90k to +24V, 10k to GND)")
+    assert check({**spread, "range": ["11.5", "13"]}, _divided())[0] is False
+    assert check({**spread, "range": ["11", "12.5"]}, _divided())[0] is False
+
+
+def test_a_divider_that_cannot_be_reckoned_says_why():
+    no_bottom = board({"U1": REG, "R1": two(RES, "90k")},
+                      {"+24V": ["R1.1"], "EN": ["U1.9", "R1.2"], "GND": ["U1.2"]})
+    assert check(UVLO, no_bottom) == (False, "U1 EN (pin 9) has no resistor to GND")
+    blank = _divided(bottom=("DNP",))
+    assert check(UVLO, blank) == (False, "U1 EN (pin 9): R2 to GND without a value")
+    tied = board({"U1": REG}, {"+24V": ["U1.9", "U1.1"], "GND": ["U1.2"]})
+    assert check(UVLO, tied) == (False, "U1 EN (pin 9) is tied straight to +24V")
+    grounded = board({"U1": REG, "R1": two(RES, "90k")},
+                     {"+24V": ["R1.1"], "GND": ["U1.9", "R1.2", "U1.2"]})
+    assert check(UVLO, grounded) == (False, "U1 EN (pin 9) is tied straight to GND")
+    assert check({**UVLO, "top": "+12V"}, _divided()) == (False, "there is no +12V")
+    assert check({**UVLO, "bottom": "AGND"}, _divided()) == (False, "there is no AGND")
+    loose = board({"U1": REG}, {"GND": ["U1.2"]})
+    assert check(UVLO, loose) == (False, "U1 EN (pin 9) is not connected")
+    # A resistor to a third net is none of the divider's.
+    stray = _divided(extra_nets={"X": ["R9.1"]})
+    assert check(UVLO, stray)[0] is True
+
+
+def test_a_dividers_bottom_may_be_a_pin_and_defaults_to_ground():
+    rule = {**UVLO, "bottom": {"part": "Regulator:Buck", "pin": "GND"}}
+    assert check(rule, _divided()) == (
+        True, "U1 EN (pin 9) reaches 1.2 with +24V at 12 (90k to +24V, 10k to U1 GND (pin 2))")
+
+
+@pytest.mark.parametrize("ohms, text", [(470, "470"), (999, "999"), (1000, "1k"),
+                                        (4700, "4.7k"), (999_999, "1000k"),
+                                        (1_000_000, "1M"), (1_500_000, "1.5M")])
+def test_a_resistance_is_said_as_a_schematic_says_it(ohms, text):
+    from wirebench.verify.design_rules import _ohms
+
+    assert _ohms(ohms) == text
+
+
+# --- several findings at once ---------------------------------------------------------------
+
+def test_every_wrong_pin_of_a_rule_is_named_in_one_line():
+    chip = (MCU, None, {"1": "VDD", "2": "VDD", "3": "GND", "5": "NC1", "6": "NC2",
+                        "10": "VDDA"})
+    b = board({"U1": chip, "R1": two(RES)}, {"A": ["U1.1", "U1.10"], "B": ["U1.2"],
+                                              "X": ["U1.5", "R1.1"], "Y": ["U1.6", "R1.2"],
+                                              "GND": ["U1.3"]})
+    assert check({"kind": "connected", "part": MCU, "pin": "VDD*", "to": "+3V3"}, b) == (
+        False, "U1 VDD (pin 1) is on A, not +3V3; U1 VDD (pin 2) is on B, not +3V3; "
+               "U1 VDDA (pin 10) is on A, not +3V3")
+    assert check({"kind": "no_connect", "part": MCU, "pins": ["NC1", "NC2"]}, b) == (
+        False, "U1 NC1 (pin 5) must be left open, but is on X with R1.1; U1 NC2 (pin 6) "
+               "must be left open, but is on Y with R1.2")
+    assert check({**RULE, "pins": "VDD*"}, b) == (
+        False, "U1 VDD (pin 1), U1 VDDA (pin 10) on A: 0 capacitor(s) of 90n–110n to GND, "
+               "needs 2; U1 VDD (pin 2) on B: 0 capacitor(s) of 90n–110n to GND, needs 1")
+    both = {"kind": "connected", "part": MCU, "pin": "VDDA",
+            "to": {"part": MCU, "pin": "VDD"}}
+    assert check(both, b) == (True, "VDDA of MCU_Test:Chip on U1 VDD (pin 1) / "
+                                    "U1 VDD (pin 2)")
