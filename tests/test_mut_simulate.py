@@ -62,6 +62,103 @@ def nominal_only(**changes) -> dict:
     return {**tb, **changes}
 
 
+# --- values, windows and specs, and part models ------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("4.7k", 4700), ("4k7", 4700), ("100n", 1e-7), ("1meg", 1e6), ("2.2e-6", 2.2e-6),
+    ("-1m", -1e-3), ("1.5", 1.5), (".5", 0.5), ("10K", 1e4), ("3MEG", 3e6), ("1g", 1e9),
+    ("2t", 2e12), ("5f", 5e-15), ("7p", 7e-12), ("3u", 3e-6), (" 12 ", 12), (1e-3, 1e-3)])
+def test_an_engineering_value_reads_as_akcli_reads_it(text, value):
+    assert eng_value(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text", ["4.7k7", "k", "1x", "", "1e", "abc", "1 k", "1.2.3"])
+def test_what_is_no_engineering_value_reads_as_none(text):
+    assert eng_value(text) is None
+
+
+def test_a_window_reads_as_akcli_and_as_a_person_read_it():
+    assert window({"target": "1k", "tol": 0.1}) == {"approx": "1000.0", "tol": 0.1}
+    assert window({"target": "-1m"}) == {"approx": "-0.001", "tol": 0.05}
+    assert window({"min": "2.9", "max": "3.1"}) == {"ge": "2.9", "le": "3.1"}
+    assert window({"max": "VDD"}) == {"le": "VDD"}
+    assert describe_window({"target": "1k", "tol": 0.1}) == "1k ± 10%"
+    assert describe_window({"target": "1k"}) == "1k ± 5%"
+    assert describe_window({"min": 2.9}) == ">= 2.9"
+    assert describe_window({"max": "5"}) == "<= 5"
+    assert describe_window({"min": "0.45", "max": "0.55"}) == "0.45 .. 0.55"
+
+
+def test_a_compiled_spec_is_one_akcli_accepts():
+    """akcli's own schema for its sim spec (akcli/schemas/sim.schema.json) takes every
+    testbench of the corpus's design tasks, compiled."""
+    import importlib.resources
+
+    import jsonschema
+
+    schema = json.loads((importlib.resources.files("akcli") / "schemas" / "sim.schema.json")
+                        .read_text())
+    tasks = Path(__file__).parents[1] / "tasks"
+    seen = 0
+    for path in sorted(tasks.glob("d*/task.yaml")):
+        tb = yaml.safe_load(path.read_text())["testbench"]
+        spec = compile_spec(tb, {})
+        jsonschema.validate(spec, schema)
+        assert spec["options"]["rshunt"] == "auto"
+        assert ("wave_vectors" in spec["options"]) == bool(tb.get("plot"))
+        assert [a["name"] for a in spec["assert"]] == [m["name"] for m in tb["measures"]]
+        seen += 1
+    assert seen >= 6
+
+
+def test_each_part_gets_its_model_by_lib_id_and_value_and_the_rest_are_named():
+    comps = [
+        {"designator": "D1", "library_ref": "Device:LED", "value": "Red"},
+        {"designator": "Q1", "library_ref": "Device:Q_NPN_BCE", "value": "anything"},
+        {"designator": "U1", "library_ref": "Amplifier:OpAmp_Dual", "value": " gp "},
+        {"designator": "U1", "library_ref": "Amplifier:OpAmp_Dual", "value": "GP"},  # unit B
+        {"designator": "R1", "library_ref": "Device:R", "value": "1k"},
+        {"designator": "C1", "library_ref": "Device:C", "value": "?"},
+        {"designator": "L1", "library_ref": "Device:L", "value": "1u"},
+        {"designator": "RV1", "library_ref": "Device:R_Potentiometer", "value": "10k"},
+        {"designator": "J1", "library_ref": "Connector:Conn_01x02", "value": ""},
+        {"designator": "TP1", "library_ref": "Connector:TestPoint", "value": ""},
+        {"designator": "#PWR01", "library_ref": "power:GND", "value": "GND"},
+        {"designator": "D9", "library_ref": "Device:LED", "value": "red", "dnp": True},
+        {"designator": "D2", "library_ref": "Device:LED", "value": "purple"},
+        {"designator": "D3", "library_ref": "Device:LED", "value": "purple"},
+        {"designator": "U2", "library_ref": "MCU:Something", "value": "x"},
+        {"designator": "R2", "library_ref": "Other:R", "value": "1k"},
+    ]
+    models, missing = models_for(comps)
+    assert sorted(models) == ["D1", "Q1", "U1"]
+    led = library()["Device:LED"]
+    assert models["D1"] == {"device": "D", "pin_order": ["2", "1"],
+                            "model_name": led["by_value"]["red"]["model_name"],
+                            "model_card": led["by_value"]["red"]["model_card"]}
+    # A BCE symbol's pins 1, 2, 3 are base, collector, emitter: SPICE wants C, B, E.
+    assert models["Q1"] == {"device": "NPN", "pin_order": ["2", "1", "3"],
+                            "model_name": "WB_NPN",
+                            "model_card": library()["Device:Q_NPN_BCE"]["model_card"]}
+    # A dual op-amp includes the single's subcircuit before its own.
+    single = library()["Amplifier:OpAmp_Single"]["by_value"]["gp"]["model_card"]
+    assert models["U1"]["model_card"].startswith(single + "\n")
+    assert models["U1"]["model_card"] != single
+    assert missing == [
+        "RV1 (Device:R_Potentiometer) has no simulation model",
+        "D2 (Device:LED) value 'purple' names no model; values with a model: "
+        "red, yellow, green, blue, white",
+        "D3 (Device:LED) value 'purple' names no model; values with a model: "
+        "red, yellow, green, blue, white",
+        "U2 (MCU:Something) has no simulation model",
+        "R2 (Other:R) has no simulation model"]
+    assert models_for([{"designator": "D1", "library_ref": "Device:LED"}])[1] == [
+        "D1 (Device:LED) value None names no model; values with a model: "
+        "red, yellow, green, blue, white"]
+    assert models_for([{}, {"designator": None, "library_ref": None}]) == (
+        {}, [" () has no simulation model"])
+
+
 # --- the step's verdicts ------------------------------------------------------------------------
 
 def test_the_right_circuit_passes_at_nominal_and_at_every_corner(drawn):
@@ -242,98 +339,12 @@ def test_a_measure_window_may_be_written_with_when_and_engineering_values(drawn)
     assert measures(sim)["on"]["window"] == "-10m ± 15%"
 
 
-@pytest.mark.parametrize("text, value", [
-    ("4.7k", 4700), ("4k7", 4700), ("100n", 1e-7), ("1meg", 1e6), ("2.2e-6", 2.2e-6),
-    ("-1m", -1e-3), ("1.5", 1.5), (".5", 0.5), ("10K", 1e4), ("3MEG", 3e6), ("1g", 1e9),
-    ("2t", 2e12), ("5f", 5e-15), ("7p", 7e-12), ("3u", 3e-6), (" 12 ", 12), (1e-3, 1e-3)])
-def test_an_engineering_value_reads_as_akcli_reads_it(text, value):
-    assert eng_value(text) == pytest.approx(value)
-
-
-@pytest.mark.parametrize("text", ["4.7k7", "k", "1x", "", "1e", "abc", "1 k", "1.2.3"])
-def test_what_is_no_engineering_value_reads_as_none(text):
-    assert eng_value(text) is None
-
-
-def test_a_window_reads_as_akcli_and_as_a_person_read_it():
-    assert window({"target": "1k", "tol": 0.1}) == {"approx": "1000.0", "tol": 0.1}
-    assert window({"target": "-1m"}) == {"approx": "-0.001", "tol": 0.05}
-    assert window({"min": "2.9", "max": "3.1"}) == {"ge": "2.9", "le": "3.1"}
-    assert window({"max": "VDD"}) == {"le": "VDD"}
-    assert describe_window({"target": "1k", "tol": 0.1}) == "1k ± 10%"
-    assert describe_window({"target": "1k"}) == "1k ± 5%"
-    assert describe_window({"min": 2.9}) == ">= 2.9"
-    assert describe_window({"max": "5"}) == "<= 5"
-    assert describe_window({"min": "0.45", "max": "0.55"}) == "0.45 .. 0.55"
-
-
-def test_a_compiled_spec_is_one_akcli_accepts():
-    """akcli's own schema for its sim spec (akcli/schemas/sim.schema.json) takes every
-    testbench of the corpus's design tasks, compiled."""
-    import importlib.resources
-
-    import jsonschema
-
-    schema = json.loads((importlib.resources.files("akcli") / "schemas" / "sim.schema.json")
-                        .read_text())
-    tasks = Path(__file__).parents[1] / "tasks"
-    seen = 0
-    for path in sorted(tasks.glob("d*/task.yaml")):
-        tb = yaml.safe_load(path.read_text())["testbench"]
-        spec = compile_spec(tb, {})
-        jsonschema.validate(spec, schema)
-        assert spec["options"]["rshunt"] == "auto"
-        assert ("wave_vectors" in spec["options"]) == bool(tb.get("plot"))
-        assert [a["name"] for a in spec["assert"]] == [m["name"] for m in tb["measures"]]
-        seen += 1
-    assert seen >= 6
-
-
-# --- part models --------------------------------------------------------------------------------
-
-def test_each_part_gets_its_model_by_lib_id_and_value_and_the_rest_are_named():
-    comps = [
-        {"designator": "D1", "library_ref": "Device:LED", "value": "Red"},
-        {"designator": "Q1", "library_ref": "Device:Q_NPN_BCE", "value": "anything"},
-        {"designator": "U1", "library_ref": "Amplifier:OpAmp_Dual", "value": " gp "},
-        {"designator": "U1", "library_ref": "Amplifier:OpAmp_Dual", "value": "GP"},  # unit B
-        {"designator": "R1", "library_ref": "Device:R", "value": "1k"},
-        {"designator": "C1", "library_ref": "Device:C", "value": "?"},
-        {"designator": "L1", "library_ref": "Device:L", "value": "1u"},
-        {"designator": "RV1", "library_ref": "Device:R_Potentiometer", "value": "10k"},
-        {"designator": "J1", "library_ref": "Connector:Conn_01x02", "value": ""},
-        {"designator": "TP1", "library_ref": "Connector:TestPoint", "value": ""},
-        {"designator": "#PWR01", "library_ref": "power:GND", "value": "GND"},
-        {"designator": "D9", "library_ref": "Device:LED", "value": "red", "dnp": True},
-        {"designator": "D2", "library_ref": "Device:LED", "value": "purple"},
-        {"designator": "D3", "library_ref": "Device:LED", "value": "purple"},
-        {"designator": "U2", "library_ref": "MCU:Something", "value": "x"},
-        {"designator": "R2", "library_ref": "Other:R", "value": "1k"},
-    ]
-    models, missing = models_for(comps)
-    assert sorted(models) == ["D1", "Q1", "U1"]
-    led = library()["Device:LED"]
-    assert models["D1"] == {"device": "D", "pin_order": ["2", "1"],
-                            "model_name": led["by_value"]["red"]["model_name"],
-                            "model_card": led["by_value"]["red"]["model_card"]}
-    # A BCE symbol's pins 1, 2, 3 are base, collector, emitter: SPICE wants C, B, E.
-    assert models["Q1"] == {"device": "NPN", "pin_order": ["2", "1", "3"],
-                            "model_name": "WB_NPN",
-                            "model_card": library()["Device:Q_NPN_BCE"]["model_card"]}
-    # A dual op-amp includes the single's subcircuit before its own.
-    single = library()["Amplifier:OpAmp_Single"]["by_value"]["gp"]["model_card"]
-    assert models["U1"]["model_card"].startswith(single + "\n")
-    assert models["U1"]["model_card"] != single
-    assert missing == [
-        "RV1 (Device:R_Potentiometer) has no simulation model",
-        "D2 (Device:LED) value 'purple' names no model; values with a model: "
-        "red, yellow, green, blue, white",
-        "D3 (Device:LED) value 'purple' names no model; values with a model: "
-        "red, yellow, green, blue, white",
-        "U2 (MCU:Something) has no simulation model",
-        "R2 (Other:R) has no simulation model"]
-    assert models_for([{"designator": "D1", "library_ref": "Device:LED"}])[1] == [
-        "D1 (Device:LED) value None names no model; values with a model: "
-        "red, yellow, green, blue, white"]
-    assert models_for([{}, {"designator": None, "library_ref": None}]) == (
-        {}, [" () has no simulation model"])
+def test_a_testbench_of_loads_alone_drives_the_circuit(drawn):
+    """No source at all: a current pushed into VCC is what drives it."""
+    tb = {"loads": [{"node": "VCC", "current": "-1m"}, {"node": "VCC", "resistance": "1k"}],
+          "analyses": {"tran": "10u 1m"},
+          "measures": [{"name": "vcc", "analysis": "tran", "meas": "FIND v(VCC) AT=0.5m",
+                        "min": -100, "max": 100}]}
+    sim = run(drawn, tb)
+    assert sim["status"] == "pass", sim["reason"]
+    assert measures(sim)["vcc"]["value"] == pytest.approx(1.0, abs=0.05)
