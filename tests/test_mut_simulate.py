@@ -164,6 +164,10 @@ def test_each_part_gets_its_model_by_lib_id_and_value_and_the_rest_are_named():
 def test_the_right_circuit_passes_at_nominal_and_at_every_corner(drawn):
     sim = run(drawn, TESTBENCH)
     assert sim["schema"] == "wirebench.sim/1" and sim["status"] == "pass", sim["reason"]
+    assert set(sim) == {"schema", "inputs", "versions", "status", "reason", "deck_sha256",
+                        "measures", "corners", "worst_corner", "findings", "parts_skipped",
+                        "wave"}
+    assert sim["parts_skipped"] == []
     corners = sim["corners"]
     assert sim["reason"] == f"3 measure(s) in their windows at {len(corners)} corner(s)"
     got = measures(sim)
@@ -348,3 +352,48 @@ def test_a_testbench_of_loads_alone_drives_the_circuit(drawn):
     sim = run(drawn, tb)
     assert sim["status"] == "pass", sim["reason"]
     assert measures(sim)["vcc"]["value"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_each_part_goes_to_the_end_of_its_tolerance_that_pushes_the_measure(drawn):
+    """The collector's voltage with the LED on rises as R1 falls (more collector current)
+    and as R2 rises (less base drive): its worst corners move the two resistors in
+    opposite directions, which moving them together would miss."""
+    tb = {**nominal_only(measures=[{"name": "vk", "analysis": "tran",
+                                    "meas": "FIND v(LED_K) AT=2m", "min": -10, "max": 10}]),
+          "corners": {"tolerance": {"R": 0.05}}}
+    sim = run(drawn, tb)
+    deck = {c["params"]["R1"]: c["params"]["R2"] for c in sim["corners"]}
+    r1 = sorted(deck, key=float)
+    assert len(r1) == 2, sim["corners"]
+    low_r1, high_r1 = r1
+    assert float(deck[low_r1]) > float(deck[high_r1]), "R2 moves against R1"
+    vk = measures(sim)["vk"]
+    assert vk["min_over_corners"] < vk["value"] < vk["max_over_corners"]
+
+
+def test_akcli_findings_are_kept_as_code_severity_and_message(drawn):
+    tb = nominal_only(sources=[*TESTBENCH["sources"],
+                               {"name": "VX", "node": "VCCX", "value": "DC 1"}])
+    sim = run(drawn, tb)
+    assert sim["findings"][0] == (
+        "SIM_UNKNOWN_STIMULUS_NODE (warning): stimulus VX: node 'VCCX' matches no net — a "
+        "new dangling node was created (did you mean VCC?)")
+
+
+def test_the_deck_hash_tells_two_benches_apart(drawn):
+    five = run(drawn, nominal_only(), name="five")
+    six = run(drawn, nominal_only(sources=[{"name": "VCC5", "node": "VCC", "value": "DC 6"},
+                                           TESTBENCH["sources"][1]]), name="six")
+    assert five["deck_sha256"] != six["deck_sha256"]
+
+
+def test_a_simulation_past_the_steps_limit_is_an_error_verdict_on_the_pair(drawn):
+    slow = nominal_only(analyses={"tran": "1n 300m"}, timeout_s=60)
+    task = bench(drawn.parent, slow, INTERFACE, name="slow")
+    out = drawn / "slow.sim.json"
+    simulate(drawn / "board.kicad_sch", drawn / "apply.json", drawn / "nets.json", task, out,
+             timeout=1.0)
+    sim = json.loads(out.read_text())
+    assert (sim["status"], sim["reason"]) == ("error", "simulate exceeded 1 s")
+    assert sim["schema"] == "wirebench.sim/1" and sim["measures"] == []
+    assert set(sim["inputs"]) == {"sheet", "apply", "nets"}
