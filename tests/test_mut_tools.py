@@ -376,3 +376,54 @@ def test_a_picture_reaches_a_model_with_vision_only(tmp_path):
     assert one == {"role": "user", "content": [
         {"type": "text", "text": "The picture render returned (call c1):"},
         {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}}]}
+
+
+def test_a_loop_that_never_stops_calling_ends_at_thirty_calls_by_default(tmp_path):
+    from fake_openai import tool_calls
+    from test_behaviour import _loop
+
+    ans, calls = _loop(tmp_path, lambda n, body: tool_calls(("list_ops", {})))
+    assert (ans.status, ans.detail["budget"], ans.detail["tool_calls"]) == (
+        "no_answer", "max_tool_calls", 30)
+    assert ans.error == "budget max_tool_calls ran out before any op-list"
+    assert len(calls) == 31 and len(ans.detail["trajectory"]) == 30
+
+
+def test_the_loop_sends_the_guide_replays_calls_as_made_and_submits(tmp_path):
+    from fake_openai import tool_calls
+    from test_behaviour import _loop
+
+    from wirebench.agents.tool_loop import GUIDE
+
+    doc = {"protocol_version": 2, "target_format": "kicad", "ops": reference_ops(DIVIDER)}
+
+    def script(n, body):
+        if n == 1:
+            return tool_calls(("pins", '{"lib_id": "Device:R"}'))
+        return tool_calls(("submit", {"oplist": doc}))
+
+    ans, calls = _loop(tmp_path, script)
+    assert ans.status == "ok" and json.loads(ans.ops) == doc and ans.reply == "submitted"
+    first, second = (c["body"]["messages"] for c in calls)
+    assert first[0] == {"role": "system", "content": GUIDE}
+    replayed = second[2]
+    assert replayed["role"] == "assistant" and replayed["content"] == ""
+    (call,) = replayed["tool_calls"]
+    assert call["type"] == "function" and call["id"]
+    assert call["function"] == {"name": "pins", "arguments": '{"lib_id": "Device:R"}'}
+    result = second[3]
+    assert result["role"] == "tool" and result["tool_call_id"] == call["id"]
+    assert result["content"].startswith("[ok] ")
+    assert ans.detail["cost_usd"] is None, "no price, no cost"
+
+
+def test_an_unset_key_is_the_harnesss_failure_before_any_request(tmp_path, monkeypatch):
+    from fake_openai import completion
+    from test_behaviour import _loop
+
+    monkeypatch.delenv("WB_NO_SUCH_KEY", raising=False)
+    ans, calls = _loop(tmp_path, lambda n, body: completion("{}"),
+                       api_key_env="WB_NO_SUCH_KEY")
+    assert (ans.status, ans.error) == ("infra_error",
+                                       "environment variable WB_NO_SUCH_KEY is not set")
+    assert calls == []
