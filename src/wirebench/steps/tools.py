@@ -436,7 +436,7 @@ class Toolbox:
 
         def give_up(reason: str) -> None:
             write_json(call / "apply.json", {"schema": SCHEMA, "applied": False,
-                                             "errors": [f"draw {reason}"]})
+                                             "errors": [reason]})  # "draw exceeded N s"
             write_json(call / "validate.json", {"schema": SCHEMA, "valid": True, "errors": []})
 
         self._confined("draw", _dry_run, ops, call, self.task, self.symbols, sheet,
