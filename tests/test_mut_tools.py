@@ -427,3 +427,36 @@ def test_an_unset_key_is_the_harnesss_failure_before_any_request(tmp_path, monke
     assert (ans.status, ans.error) == ("infra_error",
                                        "environment variable WB_NO_SUCH_KEY is not set")
     assert calls == []
+
+
+def test_a_draw_past_the_pairs_limit_says_so_and_the_toolbox_goes_on(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    box = Toolbox(load_task(TASKS / DIVIDER), SYMBOLS, pair, timeout=0.5)
+    many = {"protocol_version": 2, "target_format": "kicad", "ops": [
+        {"op": "place_component", "lib_id": "Device:R", "designator": f"R{i}",
+         "x_mil": 1000 + 400 * (i % 40), "y_mil": 1000 + 400 * (i // 40), "value": "1k"}
+        for i in range(1, 2001)]}
+    try:
+        got = box.call("draw", {"oplist": many})
+        assert got == ToolResult("ok", json.dumps({"applied": False,
+                                                   "errors": ["draw exceeded 0.5 s"],
+                                                   "net_diff": []}))
+        assert box.call("pins", {"lib_id": "Device:R"}).status == "ok"
+    finally:
+        box.close()
+
+
+def test_an_edit_tasks_starting_sheet_is_its_base_design(tmp_path):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    box = Toolbox(load_task(TASKS / "13-edit-add-status-led"), SYMBOLS, pair)
+    try:
+        nets = json.loads(box.call("nets", {}).text)["nets"]
+        assert {n["name"]: n["members"] for n in nets} == {
+            "+3V3": ["U1.1"], "BTN_IN": ["U1.4"], "GND": ["U1.2"], "LED_CTRL": ["U1.3"]}
+        assert box.call("query", {"component": "U1"}).status == "ok"
+        assert box.call("query", {"component": "R1"}) == ToolResult(
+            "failed", "no component 'R1'")
+    finally:
+        box.close()
