@@ -225,3 +225,54 @@ def test_a_demo_with_one_diode_turned_round_is_told_apart_at_once(demos):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_a_symbols_datasheet_link_is_no_network_address(tmp_path):
+    """tasks check refuses a task that holds a network address; interf_u's ISA symbol
+    names its datasheet by URL. The library keeps KiCad's "no datasheet" instead."""
+    from wirebench.taskgen.real.demos import library_text
+
+    sheet = tmp_path / "s.kicad_sch"
+    sheet.write_text('(kicad_sch (lib_symbols (symbol "lib:BUS" (property "Datasheet" '
+                     '"https://example.org/isa.pdf" (id 3) (at 0 0 0))'
+                     ' (property "Value" "BUS" (id 1) (at 0 0 0)))))')
+    text = library_text([sheet])
+    assert "://" not in text and '(property "Datasheet" "~"' in text
+    assert '(property "Value" "BUS"' in text
+
+
+def test_a_base_that_does_not_draw_the_demos_netlist_is_refused():
+    """The generator's own oracle: the drawn base must have the demo's netlist. A stub
+    laid along a row of pins once joined GND and CLKIN/EXTAL on the coldfire kit, and
+    every reference then failed; such a demo is now refused by name."""
+    from wirebench.taskgen.layout import Part
+    from wirebench.taskgen.real.demos import DEMOS, Design, _same_netlist
+
+    design = Design(DEMOS[0], [Part("R1", "l:R", "1k", {"1": "GND", "2": "N1"}),
+                               Part("C1", "l:C", "1n", {"1": "N1", "2": "GND"})], "")
+    good = {"nets": [{"name": "GND", "members": ["R1.1", "C1.2"]},
+                     {"name": "N1", "members": ["R1.2", "C1.1"]}]}
+    _same_netlist(design, good)
+    merged = {"nets": [{"name": "GND", "members": ["R1.1", "C1.2", "R1.2", "C1.1"]},
+                       {"name": "N1", "members": ["R1.2"]}]}
+    with pytest.raises(ValueError, match="does not have the demo's netlist.*'GND'"):
+        _same_netlist(design, merged)
+    stray = {"nets": [*good["nets"], {"name": None, "members": ["R1.2", "U1.1"]}]}
+    with pytest.raises(ValueError, match="unnamed net"):
+        _same_netlist(design, stray)
+
+
+def test_every_part_the_values_hold_is_drawn(demos, tmp_path):
+    """pic_programmer's mounting holes (P101-P106) have no pins: the layout places no
+    such part, so the values criterion must not hold them either (every reference
+    failed on `P101=None` before)."""
+    from wirebench.taskgen.real import generate
+
+    task, = generate("ci", demos, tmp_path / "pic", names=["pic_programmer"],
+                     per_demo={"value": 1})
+    meta = yaml.safe_load((task / "task.yaml").read_text())
+    held = next(c for c in meta["criteria"] if c["kind"] == "values")["values"]
+    placed = {op["designator"] for op in json.loads((task / "base_ops.json").read_text())["ops"]
+              if op["op"] == "place_component"}
+    assert held and set(held) <= placed, sorted(set(held) - placed)
+    assert "P101" not in held

@@ -17,6 +17,7 @@ See docs/real-tier.md.
 from __future__ import annotations
 
 import itertools
+import sys
 import tempfile
 from pathlib import Path
 
@@ -195,11 +196,15 @@ def generate(seed: str, demos_dir: Path, out: Path, count: int | None = None,
     index = 0
     with tempfile.TemporaryDirectory(prefix="wirebench-real-") as td:
         for demo in chosen:
-            design = demo_mod.read(demo, demos_dir)
-            library = Path(td) / demo.name / LIBRARY
-            library.parent.mkdir(parents=True)
-            library.write_text(design.library, encoding="utf-8")
-            demo_mod.base_sheet(design, library)
+            try:
+                design = demo_mod.read(demo, demos_dir)
+                library = Path(td) / demo.name / LIBRARY
+                library.parent.mkdir(parents=True)
+                library.write_text(design.library, encoding="utf-8")
+                demo_mod.base_sheet(design, library)
+            except ValueError as exc:  # this demo, not the others: said, and skipped
+                print(f"wirebench: demo {demo.name} left out: {exc}", file=sys.stderr)
+                continue
             rng = Rng(FAMILY, STREAM_VERSION, str(seed), demo.name)
             for case in cases(design, [str(library)], rng, per_demo):
                 if count is not None and len(written) >= count:

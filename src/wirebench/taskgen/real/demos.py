@@ -151,13 +151,18 @@ def lib_symbols(sheet_text: str) -> list[str]:
     return out
 
 
+# A symbol's datasheet link: a task holds no network address (tasks check refuses one),
+# so it becomes KiCad's "no datasheet", `~`.
+URL = re.compile(r'"[a-z]+://[^"]*"')
+
+
 def library_text(paths: list[Path]) -> str:
     symbols: dict[str, str] = {}
     for path in paths:
         for node in lib_symbols(path.read_text(encoding="utf-8")):
             m = re.match(r'\(symbol\s+"([^"]+)"', node)
             if m:
-                symbols.setdefault(m.group(1), node)
+                symbols.setdefault(m.group(1), URL.sub('"~"', node))
     return ("(kicad_symbol_lib (version 20211014) (generator wirebench)\n  "
             + "\n  ".join(symbols[k] for k in sorted(symbols)) + "\n)\n")
 
@@ -188,7 +193,8 @@ def read(demo: Demo, demos_dir: Path) -> Design:
     parts: dict[str, Part] = {}
     for c in components:
         ref = c["designator"]
-        if not ref.startswith("#") and ref not in parts:
+        # Not a part without pins (a mounting hole, a logo): it has no net to draw.
+        if not ref.startswith("#") and ref not in parts and c.get("pins") != 0:
             parts[ref] = Part(ref, c["library_ref"], c.get("value"))
     named = {n["name"] for n in nets.json()["nets"] if n.get("name")}
     unnamed = []
@@ -236,8 +242,20 @@ def _dedupe(ops: list[dict]) -> list[dict]:
     return out
 
 
-def layout(design: Design, libraries: list[str], title: str) -> list[dict]:
-    ops = ops_for(design.parts, libraries, title)
+APART_GAP = 3000  # mil between the rows of parts laid out on their own
+
+
+def layout(design: Design, libraries: list[str], title: str,
+           apart: frozenset[str] = frozenset()) -> list[dict]:
+    """The parts packed in rows; those in `apart` (their bodies reach past their pins
+    onto a neighbour) each on a row of its own below the rest."""
+    ops = ops_for([p for p in design.parts if p.ref not in apart], libraries, title)
+    top = max((op["y_mil"] for op in ops if op["op"] == "place_component"),
+              default=0) + APART_GAP
+    for part in (p for p in design.parts if p.ref in apart):
+        ops += ops_for([part], libraries, None, top)
+        ys = [pin["y_mil"] for pin in pin_table(part.lib_id, libraries)] or [0]
+        top += max(ys) - min(ys) + 2 * APART_GAP
     kept = _dedupe(ops)
     design.shared_pins = len(kept) < len(ops)
     return kept
@@ -257,6 +275,8 @@ def _pin_points(ops: list[dict], libraries: list[str]) -> dict[tuple[int, int], 
 
 
 def layout_findings(ops: list[dict], library: Path) -> list[str]:
+    """akcli's layout findings on the drawn base; its parts' values and its nets as akcli
+    reads them back are kept on the function (.values, .nets)."""
     from wirebench.runtime import akcli_backend
 
     with tempfile.TemporaryDirectory(prefix="wirebench-real-") as td:
@@ -271,6 +291,7 @@ def layout_findings(ops: list[dict], library: Path) -> list[str]:
                              f"{res.error_text()}")
         check = akcli_backend.run("check", "--layout", str(sheet)).json() or {}
         read = akcli_backend.run("read", str(sheet)).json() or {}
+        layout_findings.nets = akcli_backend.nets(sheet).json() or {}
     layout_findings.values = {c["designator"]: c.get("value")
                               for c in read.get("components", []) if c.get("designator")}
     return [f"{f['code']}: {f['message']}" for f in check.get("findings", [])
@@ -279,32 +300,57 @@ def layout_findings(ops: list[dict], library: Path) -> list[str]:
 
 def base_sheet(design: Design, library: Path, rounds: int = 3) -> list[dict]:
     """The base op-list, laid out clean: a part whose labels overlap or run over a body
-    gets its labels at the end of short wire stubs instead, until akcli finds nothing.
-    What akcli still finds then is kept in `design.layout_left` (its tasks are exempt
-    from layout_clean, and say why)."""
+    gets its labels at the end of short wire stubs instead, and a part whose body
+    overlaps another's goes on a row of its own, until akcli finds nothing. What akcli
+    still finds then is kept in `design.layout_left` (its tasks are exempt from
+    layout_clean, and say why). The drawn base must have the demo's netlist, every net
+    by its pins: a base that does not is refused, naming the first difference."""
     libraries = [str(library)]
     title = f"{design.demo.name} (redrawn from KiCad's demo)"
     for p in design.parts:
         if re.search(r"LED", p.lib_id.split(":")[-1], re.I):
             p.stub = True  # its body reaches past the cathode pin (DESIGN.md)
+    apart: set[str] = set()
+    refs = {p.ref for p in design.parts}
     for i in range(rounds + 1):
-        ops = layout(design, libraries, title)
+        ops = layout(design, libraries, title, frozenset(apart))
         found = layout_findings(ops, library)
         design.base_ops, design.layout_left = ops, found
         design.drawn_values = layout_findings.values
         if not found or i == rounds:
-            return ops
+            break
         points = _pin_points(ops, libraries)
-        refs = {p.ref for p in design.parts}
-        blame = set()
+        blame, overlap = set(), set()
         for text in found:
+            named = {w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if w in refs}
+            if text.startswith("LAYOUT_SYMBOL_OVERLAP"):
+                overlap |= named
+                continue
             for x, y in re.findall(r"\((-?\d+),\s*(-?\d+)\)", text):
                 if (int(x), int(y)) in points:
                     blame.add(points[(int(x), int(y))])
-            blame |= {w for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if w in refs}
-        fresh = [p for p in design.parts if p.ref in blame and not p.stub]
-        if not fresh:
-            return ops
+            blame |= named
+        # Stubs only on small parts: the layout points a stub away from the symbol's
+        # origin, which a demo's IC may have at a corner (the coldfire kit's MCF5213),
+        # and a stub run along a row of pins joins their nets.
+        fresh = [p for p in design.parts if p.ref in blame and not p.stub
+                 and len(p.pins) <= 3]
+        if not fresh and overlap <= apart:
+            break
         for p in fresh:
             p.stub = True
-    return ops
+        apart |= overlap
+    _same_netlist(design, layout_findings.nets)
+    return design.base_ops
+
+
+def _same_netlist(design: Design, nets_doc: dict) -> None:
+    from wirebench.verify.scoring import compare, observed_named_nets, observed_unnamed_nets
+
+    want = {n: frozenset(ms) for n, ms in design.nets().items() if len(ms) > 1}
+    got = {n: ms for n, ms in observed_named_nets(nets_doc).items() if len(ms) > 1}
+    diff = compare(want, got, observed_unnamed_nets(nets_doc))
+    if not diff["passed"]:
+        raise ValueError(f"{design.demo.name}: the redrawn base does not have the demo's "
+                         f"netlist ({len(diff['mismatches'])} difference(s)): "
+                         + "; ".join(m[:200] for m in diff["mismatches"][:3]))
