@@ -81,6 +81,12 @@ def test_a_confined_steps_exit_and_what_it_printed_reach_the_parent(tmp_path, ca
     assert "Traceback" in capfd.readouterr().err
     confine.run(lambda: _print("y" * (3 << 20)), write=pair, timeout=30)
     assert capfd.readouterr().err == "y" * (1 << 20)
+    # Cut at 1 MiB inside a character: the character's bytes that came read as one U+FFFD.
+    confine.run(lambda: _print("€" * 400_000), write=pair, timeout=30)
+    assert capfd.readouterr().err == "€" * ((1 << 20) // 3) + "\ufffd"
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(lambda: _exit_with("x" * 200 + "y" * 300), write=pair)  # no limit
+    assert str(crashed.value) == "the confined step failed (exit 1) " + "y" * 300
 
 
 @needs_landlock
@@ -294,10 +300,11 @@ def test_a_step_server_closes_while_another_lives(tmp_path):
 
 
 def _what_programs_read(pair: Path) -> None:
-    import getpass
+    import pwd
     import zoneinfo
 
-    seen = {"user": getpass.getuser(),
+    seen = {"user": pwd.getpwuid(os.getuid()).pw_name,
+            "own status": Path("/proc/self/status").read_text().startswith("Name:"),
             "zone": str(zoneinfo.ZoneInfo("Europe/Paris").utcoffset(
                 __import__("datetime").datetime(2026, 1, 1)))}
     for device in ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"):
@@ -309,16 +316,17 @@ def _what_programs_read(pair: Path) -> None:
 
 @needs_landlock
 def test_a_confined_step_has_what_every_program_reads(tmp_path):
-    """Its user's name (/etc/passwd), the time zones (/usr/share/zoneinfo), the devices
-    programs open for nothing, zeros and randomness (read-only, but /dev/null), whatever
-    the host's layout of /usr."""
-    import getpass
-
+    """Its user's name (/etc/passwd), its own /proc entry, the time zones
+    (/usr/share/zoneinfo), the devices programs open for nothing, zeros and randomness
+    (read-only, but /dev/null), whatever the host's layout of /usr."""
     pair = tmp_path / "pair"
     pair.mkdir()
     confine.run(lambda: _what_programs_read(pair), write=pair, timeout=30)
     seen = json.loads((pair / "seen.json").read_text())
-    assert seen == {"user": getpass.getuser(), "zone": "1:00:00", "/dev/null": "allowed",
+    import pwd
+
+    assert seen == {"user": pwd.getpwuid(os.getuid()).pw_name, "own status": True,
+                    "zone": "1:00:00", "/dev/null": "allowed",
                     "/dev/zero": "allowed", "/dev/full": "allowed", "/dev/random": "allowed",
                     "/dev/urandom": "allowed", "write /dev/null": "allowed",
                     "write /dev/zero": "denied"}
@@ -388,3 +396,78 @@ def test_a_server_request_its_child_cannot_read_fails_that_call_alone(tmp_path, 
     finally:
         server.close()
     assert (pair / "next.txt").read_text() == "served"
+
+
+@needs_landlock
+def test_a_step_that_cannot_be_confined_never_runs(tmp_path):
+    """A read path the kernel cannot take (a NUL byte in its name): the child stops before
+    the step, and says why."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    with pytest.raises(confine.StepCrashed) as crashed:
+        confine.run(lambda: (pair / "ran.txt").write_text("x"), write=pair,
+                    read=["/tmp/a\0b"], timeout=30)
+    assert str(crashed.value) == ("the confined step failed (exit 70) ValueError: "
+                                  "embedded null byte")
+    assert not (pair / "ran.txt").exists()
+
+
+@needs_landlock
+def test_the_folders_of_another_pid_namespaces_processes_are_left_alone(tmp_path):
+    """/dev/shm is shared by every pid namespace of the machine: a pid from another one
+    names no process here, so its folder is kept; a dead process of ours, or one from
+    before folders named their namespace, has its folder removed."""
+    from wirebench.runtime.user_folders import own_folder
+
+    root = own_folder(confine.SHARED_MEMORY)
+    if root is None or confine._memory_root() is None:
+        pytest.skip("no private folders on tmpfs here")
+    here = confine._pid_namespace()
+    other = str(int(here) + 1)
+    dead = str(_dead_pid())
+    made = {name: Path(root) / f"{dead}-{name}" for name in (
+        f"{here}-ours", f"{other}-theirs", "legacy")}
+    for folder in made.values():
+        folder.mkdir()
+    try:
+        confine._memory_root.cache_clear()
+        confine._memory_root()
+        assert {k: v.exists() for k, v in made.items()} == {
+            f"{here}-ours": False, f"{other}-theirs": True, "legacy": False}
+    finally:
+        for folder in made.values():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def _lose_server_scratch():
+    import tempfile as scratch
+
+    shutil.rmtree(scratch.gettempdir())
+
+
+@needs_landlock
+def test_a_killed_server_child_is_reaped_and_an_unconfined_one_may_lose_its_scratch(
+        tmp_path, monkeypatch):
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    server = confine.Server(write=pair)
+    try:
+        server.call(_print, "", timeout=30)
+        first = server.pid
+        with pytest.raises(confine.StepTimedOut):
+            server.call(time.sleep, 20, timeout=0.5)
+        assert not _alive(first), "the killed child is reaped, not left a zombie"
+    finally:
+        server.close()
+    monkeypatch.setenv(confine.OPT_OUT_VAR, "1")
+    loose = confine.Server(write=pair)
+    try:
+        loose.call(_lose_server_scratch, timeout=30)
+    finally:
+        loose.close()
