@@ -346,3 +346,50 @@ def test_the_bootstrap_interval_is_seeded_and_holds_the_mean():
     lo, hi = S._bootstrap(values)
     assert S._bootstrap(values) == (lo, hi) and lo < sum(values) / 5 < hi
     assert S._bootstrap([]) == (0.0, 1.0) and S._bootstrap([1.0, 1.0]) == (1.0, 1.0)
+
+
+def test_a_score_file_from_before_a_field_existed_reads_with_its_default(tmp_path,
+                                                                         real_score):
+    """Score files from older runs lack the later fields: the summary reads them as what
+    they meant then (passed meant clean too; no class but the outcome's)."""
+    old = {k: v for k, v in real_score.items()
+           if k not in ("clean", "failure_class", "split", "tier", "family", "sim_status",
+                        "first_finding", "attack_success", "knobs")}
+    runs = Runs(tmp_path, old)
+    runs.pair("m", "ok")
+    runs.pair("m", "wrong", passed=False, outcome_ok=False, outcome="blocked")
+    runs.pair("m", "function", passed=False)
+    runs.pair("m", "infra", passed=False, outcome="infra_error", outcome_ok=False)
+    rows, card = runs.summary(["m"], ["ok", "wrong", "function", "infra"])
+    by = {r["task"]: r for r in rows}
+    assert {t: by[t]["failure_class"] for t in by} == {
+        "ok": "", "wrong": "wrong outcome", "function": "function", "infra": "infra"}
+    assert by["ok"]["clean"] == "True" and by["function"]["clean"] == "False"
+    assert {by[t]["split"] for t in by} == {"hand-written"}
+    assert {by[t]["tier"] for t in by} == {"transcription"}
+    assert by["ok"]["family"] == "" and by["ok"]["sim_status"] == ""
+    assert by["ok"]["expected_outcome"] == "success"
+    assert card["models"]["m"]["clean"] == 1
+
+
+def test_the_scorecard_counts_outcomes_relabels_reviews_and_names_its_inputs(tmp_path,
+                                                                          real_score):
+    runs = Runs(tmp_path, real_score)
+    runs.pair("m", "t1", relabel_equivalent=True, needs_human=["U1 pin 3: read the sheet"],
+              extra_named_nets=["X", "Y"], expected_outcome=["success", "blocked"])
+    runs.pair("m", "t2", relabel_equivalent=False, outcome_ok=False, passed=False,
+              criteria=[{"id": "layout", "kind": "layout_clean", "verdict": "fail",
+                         "detail": ""}])
+    rows, card = runs.summary(["m"], ["t1", "t2"],
+                              provenance={"corpus_sha256": "c" * 64, "config_sha256": "d" * 64})
+    m = card["models"]["m"]
+    assert (m["relabel_equivalent"], m["needs_human"], m["outcome_ok"]) == (1, 1, 1)
+    assert (card["corpus_sha256"], card["config_sha256"]) == ("c" * 64, "d" * 64)
+    assert card["schema"] == "wirebench.scorecard/1"
+    by = {r["task"]: r for r in rows}
+    assert by["t1"]["needs_human"] == "U1 pin 3: read the sheet"
+    assert by["t1"]["extra_named_nets"] == "X;Y"
+    assert by["t1"]["expected_outcome"] == "success|blocked"
+    assert by["t2"]["layout_clean"] == "fail" and by["t1"]["layout_clean"] == "pass"
+    _, bare = runs.summary(["m"], ["t1", "t2"])
+    assert (bare["corpus_sha256"], bare["config_sha256"]) == (None, None)
