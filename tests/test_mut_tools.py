@@ -367,7 +367,7 @@ def test_a_picture_reaches_a_model_with_vision_only(tmp_path):
             assert len(images) == 1 and last[-1] is images[0] or last[-1] == images[0], \
                 "after all of the reply's tool results"
             text, image = images[0]["content"]
-            assert text["text"].startswith("The picture render returned (call ")
+            assert text["text"] == "The picture render returned (call call_1):"
             assert image["image_url"]["url"].startswith("data:image/png;base64,iVBOR")
             assert render["image_bytes"] > 1000
         else:
@@ -460,3 +460,18 @@ def test_an_edit_tasks_starting_sheet_is_its_base_design(tmp_path):
             "failed", "no component 'R1'")
     finally:
         box.close()
+
+
+def test_a_reply_that_counts_no_tokens_adds_none(tmp_path):
+    from fake_openai import completion, tool_calls
+    from test_behaviour import _loop
+
+    doc = {"protocol_version": 2, "target_format": "kicad", "ops": reference_ops(DIVIDER)}
+
+    def script(n, body):
+        if n == 1:
+            return tool_calls(("list_ops", {}), prompt_tokens=0, completion_tokens=0)
+        return completion(json.dumps(doc), prompt_tokens=100, completion_tokens=10)
+
+    ans, _ = _loop(tmp_path, script)
+    assert (ans.detail["prompt_tokens"], ans.detail["completion_tokens"]) == (100, 10)
