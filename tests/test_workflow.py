@@ -41,7 +41,8 @@ def test_the_reference_matrix_passes_every_task(project):
     assert list(df.columns) == SUMMARY_COLUMNS
     tiers = {"transcription": [t for t in all_tasks() if t[:2].isdigit()],
              "design": [t for t in all_tasks() if t[0] in "ds"],
-             "board": [t for t in all_tasks() if t.startswith("b")]}
+             "board": [t for t in all_tasks() if t.startswith("b")],
+             "spec": [t for t in all_tasks() if t.startswith("p")]}
     assert sorted(df["task"]) == sorted(t for tier, n in SAMPLE.items()
                                         for t in tiers[tier][:n])
     assert df["passed"].all() and (df["score"] == 1.0).all()
