@@ -89,7 +89,11 @@ def ensure(config: dict) -> tuple[Path | None, str]:
     or a missing package: the run goes on without the tier, and says so."""
     need = wanted(config)
     if need == 0:
-        return None, ""
+        # A run narrowed to other tasks generates nothing, but the tier an earlier run of
+        # this seed generated stays in its experiment: the summary and the manifest then
+        # keep those pairs, as they keep every other tier's.
+        out = folder(config) if config.get("real_tier") else None
+        return (out if out is not None and _stamp(out) else None), ""
     spec = config["real_tier"]
     demos_dir = Path(spec.get("demos", demo_mod.DEFAULT_DIR))
     if not demo_mod.available(demos_dir):
