@@ -61,7 +61,8 @@ def _key() -> str:
     from wirebench.evidence.provenance import dist_version
 
     # The run itself as this file makes it: another model or task is another run.
-    h = hashlib.sha256(f"{sys.version} {dist_version('akcli-kicad')} {TRACER} "
+    # And where the checkout is: the reads it records are absolute paths into it.
+    h = hashlib.sha256(f"{REPO} {sys.version} {dist_version('akcli-kicad')} {TRACER} "
                        f"{inspect.getsource(_traced_run)}".encode())
     for root in (PACKAGE, REPO / "workflow", REPO / "Snakefile", REPO / "tasks" / DESIGN,
                  REPO / "tasks" / TRANSCRIPTION, REPO / "symbols"):
