@@ -251,7 +251,8 @@ server = json.load(open(os.environ["MCP_CONFIG"]))["mcpServers"]["wirebench"]
 answer = json.load(open(sys.argv[1] + "/" + os.environ["TASK_ID"] + ".json"))
 
 async def main():
-    params = StdioServerParameters(command=server["command"], args=server["args"])
+    params = StdioServerParameters(command=server["command"], args=server["args"],
+                                    env=server.get("env"))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
         await s.initialize()
         peek = await s.call_tool("draw", {"oplist": {**answer, "ops": [

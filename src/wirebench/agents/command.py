@@ -137,7 +137,10 @@ def _stage_mcp(ctx: TurnContext, inputs: Path, inside: str, work: str) -> None:
         (task / "task.yaml").write_text(f"tool_surface: {ctx.task.meta['tool_surface']}\n")
     server = {"command": sys.executable, "args": [
         "-m", "wirebench.cli", "mcp", "--task", f"{inside}/tool_task", "--pair", work,
-        "--submit", f"{work}/ops.json", "--symbols", *ctx.symbols]}
+        "--submit", f"{work}/ops.json", "--symbols", *ctx.symbols],
+        # An MCP client starts its server with a few variables of its own choosing: the
+        # package must still be the one the sandbox shows (see _environment).
+        "env": {"PYTHONPATH": _package_root()}}
     (inputs / "mcp.json").write_text(json.dumps({"mcpServers": {"wirebench": server}},
                                                 indent=2))
 
@@ -163,9 +166,13 @@ def _environment(spec: dict, ctx: TurnContext, named: dict, inputs: str, work: s
     # wirebench's own agents (wirebench-baseline) import the package the harness runs,
     # the one the sandbox shows, even when that is not the installed one (a checkout on
     # PYTHONPATH, a breakage copy): the venv's own path would find a folder it hides.
-    package_root = str(Path(wirebench.__file__).parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")]))
     return env
+
+
+def _package_root() -> str:
+    """The folder holding the wirebench package this harness runs (shown to the sandbox)."""
+    return str(Path(wirebench.__file__).parent.parent)
 
 
 # Runs the agent's command, then reports on the report pipe, which the command itself never
