@@ -60,7 +60,10 @@ def test_each_tool_answers_as_the_toolbox_does_and_refusals_are_tool_errors(tmp_
                                "control": ".control\nshell rm -rf /\n.endc"}}),
         ("submit", {"oplist": ops}),
     ], out)
-    assert "01-divider" in init.instructions
+    assert init.server_info.name == "wirebench"
+    assert init.instructions == (
+        "akcli's tools for task 01-divider: inspect ops and pins, validate and dry-run a "
+        "draw, query, check, render and simulate it, then submit the final op-list.")
     assert sorted(tools) == sorted(DESIGN)
     assert all(tools[n][0] == SPECS[n][0] for n in tools), "the toolbox's own words"
     assert not tools["query"][1].get("required"), "query's three are each optional"
@@ -94,9 +97,14 @@ def test_each_tool_answers_as_the_toolbox_does_and_refusals_are_tool_errors(tmp_
 
 def test_without_submit_the_answer_is_said_not_written(tmp_path):
     ops = json.loads((DIVIDER / "reference_ops.json").read_text())
-    _, _, (said,) = _session(DIVIDER, tmp_path / "pair", [("submit", {"oplist": ops})], None)
+    pair = tmp_path / "deep" / "down" / "pair"  # made, with the folders on the way
+    _, _, (said,) = _session(DIVIDER, pair, [("submit", {"oplist": ops})], None)
     assert not said.is_error and said.content[0].text == "submitted"
-    assert [p.name for p in (tmp_path / "pair").iterdir()] == []
+    assert [p.name for p in pair.iterdir()] == []
+    # A pair folder that is there already is used as it is.
+    (pair / "kept.txt").write_text("mine")
+    _, _, (again,) = _session(DIVIDER, pair, [("nets", {})], None)
+    assert not again.is_error and (pair / "kept.txt").read_text() == "mine"
 
 
 def test_a_surface_named_as_a_list_is_what_the_server_lists(tmp_path):
@@ -110,3 +118,14 @@ def test_a_surface_named_as_a_list_is_what_the_server_lists(tmp_path):
     _, tools, (draw,) = _session(task, tmp_path / "pair", [("draw", {"oplist": {}})], None)
     assert sorted(tools) == ["nets", "pins", "submit"]
     assert draw.is_error
+
+
+def test_the_server_ends_well_when_its_client_goes(tmp_path):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "wirebench.cli", "mcp", "--task",
+                           str(DIVIDER), "--pair", str(tmp_path / "pair"), "--symbols",
+                           *SYMBOLS], input=b"", capture_output=True, timeout=60,
+                          env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not list((tmp_path / "pair").glob(".tools-*"))
