@@ -393,3 +393,70 @@ def test_the_scorecard_counts_outcomes_relabels_reviews_and_names_its_inputs(tmp
     assert by["t2"]["layout_clean"] == "fail" and by["t1"]["layout_clean"] == "pass"
     _, bare = runs.summary(["m"], ["t1", "t2"])
     assert (bare["corpus_sha256"], bare["config_sha256"]) == (None, None)
+
+
+def test_rates_are_kept_to_four_places_and_money_to_the_micro_dollar(tmp_path, real_score):
+    runs = Runs(tmp_path, real_score)
+    tiny = {"cost_usd": 1.2e-7}
+    for s in (1, 2, 3):
+        runs.pair("m", "t1", s, agent=tiny)
+        runs.pair("m", "t2", s, agent=tiny, **({} if s == 1 else FAIL))
+        runs.pair("m", "t3", s, agent=tiny, **({} if s < 3 else FAIL))
+        runs.pair("m", "t4", s, agent=tiny, **(INFRA if s == 2 else {}))
+    _, card = runs.summary(["m"], ["t1", "t2", "t3", "t4"], samples=3)
+    m = card["models"]["m"]
+    assert m["pass_rate"] == 0.7273 and m["pass_rate_all_pairs"] == 0.6667  # 8/11, 8/12
+    assert m["pass_at_1"] == 0.7273
+    assert m["pass_at_1_ci"] == [round(x, 4) for x in m["pass_at_1_ci"]]
+    assert all(x == round(x, 4) for x in m["pass_rate_all_pairs_ci"])
+    assert m["by_tier"]["transcription"]["pass_rate"] == 0.7273
+    assert m["cost_usd"] == 1e-06  # 12 x 1.2e-7, to the micro-dollar
+    t2 = card["per_task"]["t2"]["m"]
+    assert (t2["pass_at_1"], t2["pass_at_k"], t2["pass_hat_k"]) == (0.3333, 1.0, 0.0)
+    t3 = card["per_task"]["t3"]["m"]
+    assert t3["pass_at_k"] == 1.0 and t3["pass_hat_k"] == 0.0
+    assert m["pass_at_k"] == 1.0 and m["pass_hat_k"] == 0.3333
+    # t4 lost a sample to an infra error: two scored samples cannot make pass@3.
+    t4 = card["per_task"]["t4"]["m"]
+    assert (t4["samples"], t4["pass_at_k"], t4["pass_hat_k"]) == (2, None, None)
+
+
+def test_the_contamination_signal_looks_past_the_hand_written_split():
+    card = {"models": {"m": {"by_split": {
+        "hand-written": {"passed": 5, "pairs": 10, "pass_rate": 0.5},
+        "private": {"passed": 0, "pairs": 20, "pass_rate": 0.0},
+        "public": {"passed": 20, "pairs": 20, "pass_rate": 1.0}}}}}
+    assert S.contamination(card, ["m"]) == [
+        "m: 100% on the public split against 0% on private (20 and 20 pairs; the 95% "
+        "intervals do not overlap): a contamination signal"]
+
+
+def test_failures_sort_by_class_before_task_and_an_unclassed_one_says_nothing(tmp_path,
+                                                                            real_score):
+    import pandas as pd
+
+    runs = Runs(tmp_path, real_score)
+    runs.pair("m", "t1", **FAIL)
+    runs.pair("m", "t2", **{**FAIL, "failure_class": "invalid", "outcome": "invalid"})
+    old = {k: v for k, v in real_score.items() if k not in ("clean", "failure_class")}
+    runs.base = old
+    runs.pair("m", "t3")
+    runs.base = real_score
+    rows, _ = runs.summary(["m"], ["t1", "t2", "t3"])
+    df = pd.read_csv(tmp_path / "summary.csv", keep_default_na=False)
+    assert [(r["task"], r["failure_class"]) for r in S.failure_rows(df, ["m"])] == [
+        ("t2", "invalid"), ("t1", "function")]
+
+
+def test_a_model_with_no_scored_pair_comes_last_whatever_its_name():
+    card = {"models": {
+        "a_none": {"pass_rate": None, "pass_rate_all_pairs": 0.0, "clean_rate": None},
+        "z_zero": {"pass_rate": 0.0, "pass_rate_all_pairs": 0.0, "clean_rate": 0.0}}}
+    assert S.ranked(card, ["a_none", "z_zero"]) == ["z_zero", "a_none"]
+
+
+def test_a_design_pairs_simulation_verdict_is_its_row(tmp_path, real_score):
+    runs = Runs(tmp_path, real_score)
+    runs.pair("m", "d", sim_status="fail", tier="design")
+    rows, _ = runs.summary(["m"], ["d"])
+    assert rows[0]["sim_status"] == "fail"
