@@ -20,6 +20,10 @@ from test_mut_reports import FAIL, INFRA, Runs
 
 from wirebench.reports import report_html as H
 
+# Elements whose words belong in a child (a cell, an item, a paragraph), never loose.
+BARE = {"document", "html", "head", "body", "div", "table", "tr", "ul", "ol", "details",
+        "svg", "g"}
+
 
 class Page(HTMLParser):
     """Elements by id, every table's rows of cell texts, and each element's attributes."""
@@ -33,6 +37,9 @@ class Page(HTMLParser):
         self._open: list[tuple[str, str | None, list[str]]] = []
         self._tables: list[tuple[str | None, list[list[str]]]] = []
         self._cell: list[str] | None = None
+        self.comments: list[str] = []
+        self.html = html
+        self.bare: list[tuple[str, str]] = []  # (parent tag, text) of words outside text
         self.feed(html)
 
     def handle_starttag(self, tag, attrs):
@@ -65,8 +72,14 @@ class Page(HTMLParser):
             if name == tag:
                 break
 
+    def handle_comment(self, data):
+        self.comments.append(data.strip())
+
     def handle_data(self, data):
         self.text_parts.append(data)
+        parent = self._open[-1][0] if self._open else "document"
+        if data.strip() and parent in BARE:
+            self.bare.append((parent, data.strip()))
         if self._cell is not None:
             self._cell.append(data)
         if self._open:
@@ -113,6 +126,9 @@ def world(tmp_path_factory, finished_run):  # noqa: F811 - the fixture imported 
 
 def test_the_page_holds_every_section_of_the_run(world):
     page, card, _, _ = world
+    assert page.html.startswith("<!doctype html><html><head><meta charset='utf-8'>"
+                                "<title>wirebench report</title>")
+    assert page.bare == [], "every word sits in a heading, paragraph, list item or cell"
     for part in ("ranking", "skills", "models", "pass-rates", "failure-classes", "legend",
                  "heatmap", "matrix", "failed-pairs", "tier-rates", "needs-human", "pairs"):
         assert part in page.ids or part in page.tables, part
@@ -203,6 +219,8 @@ def test_a_pairs_drilldown_shows_its_verdict_evidence_and_answer(world):
     assert json.dumps(answer, indent=2).splitlines()[1].strip() in text
     assert page.having("img", alt="rendered sheet")
     assert "Errors (validation, rails, post-checks)" in text and "net ADC_IN is missing" in text
+    assert page.having("div", **{"class": "sim-plot"}), "the design pair's waveform"
+    assert "turn.attempt status wall s exit / HTTP tokens in/out error 1.1 ok 0.0 - -/-" in text
 
 
 def test_the_nets_table_says_which_nets_match_differ_are_missing_or_extra():
@@ -285,3 +303,157 @@ def test_an_answer_that_is_no_json_is_shown_as_written_and_a_long_one_cut(tmp_pa
     assert "The answer (ops.json) (first 64 KiB)" in shown
     assert H._answer(tmp_path / "missing") == ""
     assert H._sheet_img(tmp_path) == "<p class='muted'>no rendered sheet</p>"
+
+
+def _svg_inside(svg: str) -> None:
+    """Every bar, line and label of a chart lies inside it, in a font size and an anchor
+    a browser reads."""
+    page = Page(svg)
+    (root,) = page.having("svg")
+    width, height = float(root["width"]), float(root["height"])
+    assert width > 0 and height > 0
+    for tag, a in page.attrs:
+        if tag == "rect":
+            assert float(a["x"]) >= 0 and float(a["x"]) + float(a["width"]) <= width
+            assert float(a["y"]) >= 0 and float(a["y"]) + float(a["height"]) <= height
+        if tag == "text":
+            assert 0 <= float(a["x"]) <= width and 0 <= float(a["y"]) <= height, a
+            assert float(a["font-size"]) > 0
+            assert a["text-anchor"] in ("start", "middle", "end")
+        if tag == "line":
+            assert 0 <= float(a["x1"]) <= width and 0 <= float(a["y2"]) <= height
+
+
+def test_the_pass_rate_chart_holds_all_it_draws():
+    card = {"models": {m: {"pass_at_1": r, "pass_at_1_ci": [max(0, r - 0.2), min(1, r + 0.1)]}
+                       for m, r in (("a", 1.0), ("bb", 0.5), ("a-much-longer-name", 0.0))}}
+    _svg_inside(H.pass_rate_chart(card, ["a", "bb", "a-much-longer-name"]))
+    _svg_inside(H.pass_rate_chart(card, ["a"]))
+
+
+def test_a_plot_of_a_simulation_names_its_vectors_on_their_axis():
+    sweep = Page(H.sim_plot({"x": "frequency", "columns": {
+        "frequency": [10, 100, 1000, 10000], "vdb(VOUT)": [0, -1, -3, -20]}}))
+    assert "frequency" in sweep.comments and "vdb(VOUT)" in sweep.comments
+    assert "$\\mathdefault{10^{3}}$" in sweep.comments, "a frequency sweep on a log axis"
+    assert "frequency" not in [c for c in sweep.comments if c == "vdb(VOUT)"]
+    wave = Page(H.sim_plot({"x": "time", "columns": {"time": [0, 1e-3, 2e-3],
+                                                     "v(GPIO)": [0, 3.3, 0]}}))
+    assert "time" in wave.comments and "v(GPIO)" in wave.comments
+    assert not any(c.startswith("$\\mathdefault{10^") for c in wave.comments)
+    assert H.sim_plot({"x": "time", "columns": {}}) == ""
+    assert H.sim_plot({}) == ""
+
+
+def test_repeats_add_pass_at_k_columns_and_a_missing_interval_shows_none(tmp_path,
+                                                                        finished_run):  # noqa: F811
+    source = Path(finished_run["results"]) / "runs" / "reference" / "01-divider" / "1"
+    runs = Runs(tmp_path, json.loads((source / "score.json").read_text()))
+    for s in (1, 2):
+        runs.pair("m", "t1", s)
+        runs.pair("m", "t2", s, **({} if s == 1 else INFRA))
+        runs.pair("n", "t1", s, **(INFRA if s == 1 else {}))
+        runs.pair("n", "t2", s, **INFRA)
+    _, card = runs.summary(["m", "n"], ["t1", "t2"], samples=2)
+    page = Page(H.model_table(card, ["m", "n"]))
+    head, m, n = page.tables["models"]
+    assert "pass@2 (95% CI)" in head and "pass^2 (95% CI)" in head
+    assert m[head.index("pass@2 (95% CI)")].startswith("100.0%")
+    assert m[head.index("pass^2 (95% CI)")].startswith("100.0%")
+    assert n[head.index("pass@2 (95% CI)")] == "-", "no task of n has two scored samples"
+
+
+def test_a_small_table_and_the_failure_classes_table():
+    page = Page(H.html_table("t", ["a", "b<c"], [["1", "<b>2</b>"]]))
+    assert page.tables["t"] == [["a", "b<c"], ["1", "2"]]
+    assert page.having("table", id="t") == [{"id": "t"}]
+    assert Page(H.html_table("u", ["a"], [], css="wide")).having("table", id="u") == [
+        {"id": "u", "class": "wide"}]
+    from wirebench.verify.scoring import FAILURE_CLASSES
+
+    card = {"models": {"m": {"failure_classes": {"function": 1},
+                             "failure_classes_by_tier": {"design": {"function": 1}}}}}
+    got = Page(H.failure_class_section(card, ["m"]))
+    assert got.tables["failure-classes"][0] == ["model", "tier", *FAILURE_CLASSES]
+    assert got.tables["failure-classes"][1][0:2] == ["m", "all"]
+    assert H.failure_class_section({"models": {"m": {}}}, ["m"]) == ""
+    assert H.failed_pairs_section(__import__("pandas").DataFrame(
+        [{"model": "m", "task": "t", "sample": 1, "passed": "True", "clean": "True",
+          "outcome": "success"}]), ["m"]) == ""
+
+
+def test_the_header_names_every_akcli_a_run_mixed():
+    card = {"versions": {"wirebench": "0.1.0", "akcli": ["0.22.0", "0.23.0"],
+                         "python": "3.11", "snakemake": "9"},
+            "samples": 1, "models": {"m": {}}, "this_run": {"pairs": 1, "of": 1}}
+    page = Page("<div>" + H.header(None, card, ["m"], ["t"]) + "</div>")
+    assert "wirebench 0.1.0, akcli 0.22.0, 0.23.0, Python 3.11, Snakemake 9; 1 tasks x 1 " \
+           "models x 1 samples." in page.text
+    assert page.bare == [] and "narrowed" not in page.ids
+
+
+def test_a_pairs_turns_and_nets_show_what_each_attempt_and_net_was():
+    agent = {"turns": [{"turn": 2, "attempts": [{"status": "infra_error", "wall_s": 0.5,
+                                                 "error": "HTTP 500"}]}]}
+    page = Page(H._turns(agent).replace("class='turns'", "id='t'"))
+    assert page.tables["t"][1] == ["2.1", "infra_error", "0.5", "-", "-/-", "HTTP 500"]
+    nets = Page("<table id='n'>" + H.nets_diff({}, {"nets": [
+        {"name": "X", "members": ["R9.2", "R9.1"]}]})[len("<table class='nets'>"):])
+    assert nets.tables["n"][1] == ["X", "extra named net", "", "R9.1, R9.2"]
+
+
+def test_the_failed_pairs_note_and_a_pair_without_a_class():
+    import pandas as pd
+
+    df = pd.DataFrame([{"model": "m", "task": "t", "sample": 1, "passed": "True",
+                        "clean": "False", "outcome": "success", "failure_class": "",
+                        "first_finding": "layout: overlap", "errors": "",
+                        "expected_outcome": "success"}])
+    page = Page(H.failed_pairs_section(df, ["m"]))
+    assert "Each pair that is not a clean pass, best model first, with the first reason " \
+           "found; its row under Every pair has the rest." in page.text
+    assert page.tables["failed-pairs"][1] == ["m", "t", "1", "-", "layout: overlap"]
+
+
+@pytest.fixture(scope="module")
+def review_world(tmp_path_factory, finished_run):  # noqa: F811
+    """A pair that needs a person, a generated task's size, and an archived run."""
+    tmp = tmp_path_factory.mktemp("review")
+    source = Path(finished_run["results"]) / "runs" / "reference" / "01-divider" / "1"
+    base = json.loads((source / "score.json").read_text())
+    runs = Runs(tmp, base)
+    review = [*base["criteria"], {"id": "boot", "kind": "strap", "verdict": "needs_human",
+                                  "detail": "BOOT0 is tied by a jumper: read the sheet"}]
+    runs.pair("m", "01-divider", needs_human=["boot"], criteria=review, knobs={"parts": 12})
+    shutil.copy(source / "board.svg", runs.root / "m" / "01-divider" / "1" / "board.svg")
+    shutil.copy(source / "nets.json", runs.root / "m" / "01-divider" / "1" / "nets.json")
+    _, card = runs.summary(["m"], ["01-divider"])
+    import pandas as pd
+
+    from wirebench.evidence.archive import create
+
+    archive = tmp / "archive"
+    results = tmp / "results"
+    shutil.copytree(finished_run["results"], results)
+    create(results, archive)
+    df = pd.read_csv(tmp / "summary.csv", keep_default_na=False)
+    out = tmp / "report.html"
+    H.write(df, card, runs.root, TASKS, out, archive)
+    return Page(out.read_text())
+
+
+def test_a_pair_that_needs_a_person_is_listed_with_why_and_its_sheet(review_world):
+    page = review_world
+    assert "m / 01-divider / 1: BOOT0 is tied by a jumper: read the sheet" in \
+        page.ids["needs-human"]
+    assert "nothing to review" not in page.ids["needs-human"]
+    shown = [a for a in page.having("img", alt="rendered sheet")]
+    assert len(shown) >= 2, "in the review list and in the pair's drill-down"
+
+
+def test_the_size_chart_and_the_history_of_archived_runs(review_world):
+    page = review_world
+    assert "size-chart" in page.ids
+    assert "11-25 parts" in page.comments and "m" in page.comments
+    assert "history" in page.ids
+    assert page.bare == []
