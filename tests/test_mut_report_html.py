@@ -220,7 +220,8 @@ def test_a_pairs_drilldown_shows_its_verdict_evidence_and_answer(world):
     assert page.having("img", alt="rendered sheet")
     assert "Errors (validation, rails, post-checks)" in text and "net ADC_IN is missing" in text
     assert page.having("div", **{"class": "sim-plot"}), "the design pair's waveform"
-    assert "turn.attempt status wall s exit / HTTP tokens in/out error 1.1 ok 0.0 - -/-" in text
+    # The agent's turns (cells run together in the page's text): turn 1, attempt 1, ok.
+    assert "turn.attemptstatuswall sexit / HTTPtokens in/outerror1.1ok0.0--/-" in text
 
 
 def test_the_nets_table_says_which_nets_match_differ_are_missing_or_extra():
