@@ -140,10 +140,11 @@ def _forget_old_runs(current: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def finished_run() -> dict:
+def finished_run():
     """{"reads": step -> the package files it read, "results": a finished results
     folder (a test copies it before it changes anything)}."""
     cache = Path(tempfile.gettempdir()) / f"wirebench-test-run-{_key()}"
+    building = None
     if not (cache / "processes.json").is_file():
         building = Path(tempfile.mkdtemp(prefix="wirebench-test-building-"))
         kept = _traced_run(building)
@@ -153,14 +154,16 @@ def finished_run() -> dict:
             with contextlib.suppress(OSError):  # another session kept one first: as good
                 kept.rename(cache)
             shutil.rmtree(building, ignore_errors=True)
+            building = None
             _forget_old_runs(cache)
     reads: dict[str, set[str]] = {}
     for process in json.loads((cache / "processes.json").read_text()):
         step = _step_of(process["argv"], cache / "specs")
         if step is not None:
             reads.setdefault(step, set()).update(map(_relative, process["files"]))
-    return {"reads": {k: sorted(v) for k, v in reads.items()},
-            "results": cache / "results"}
+    yield {"reads": {k: sorted(v) for k, v in reads.items()}, "results": cache / "results"}
+    if building is not None:
+        shutil.rmtree(building, ignore_errors=True)
 
 
 # --- fingerprints ---------------------------------------------------------------------------
