@@ -324,7 +324,8 @@ def test_an_archive_holds_the_run_its_provenance_and_a_row_of_the_index(results,
     assert row["wirebench"] == provenance["versions"]["wirebench"]
     assert row["date"] == provenance["date"]
     assert row["git_commit"] == (provenance["git"]["commit"] or "")
-    assert row["git_dirty"] == str(provenance["git"]["dirty"])
+    dirty = provenance["git"]["dirty"]  # None outside a git checkout: an empty cell
+    assert row["git_dirty"] == ("" if dirty is None else str(dirty))
 
 
 def test_archiving_the_same_run_twice_keeps_one_archive_and_one_row(results, tmp_path):
