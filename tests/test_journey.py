@@ -89,6 +89,11 @@ class Newcomer:
                 ran.setdefault(log.stem, set()).add("/".join(parts[:3]))
         return ran
 
+    def answered(self, pairs: set[str]) -> dict[str, bytes]:
+        """Each pair's agent.json, the record of its answer that score reads."""
+        return {p: (self.root / "results" / "runs" / p / "agent.json").read_bytes()
+                for p in pairs}
+
     def summary(self, under: str = "results") -> list[dict]:
         with open(self.root / under / "summary.csv", newline="") as fh:
             return list(csv.DictReader(fh))
@@ -173,10 +178,17 @@ def test_a_newcomers_first_hour(tmp_path):
 
     # 4. Edit a script: only that model's pairs are answered (and scored) again; the same
     #    answer draws nothing again.
-    (me.root / "my_agents" / "agent.py").write_text("# version 2\n" + AGENT)
-    assert me.ran("models_file=my_models.yaml") == {"generate": mine, "score": mine}
-    (tools / "helper.py").write_text("# version 2\n" + AGENT)
-    assert me.ran("models_file=my_models.yaml") == {"generate": ext, "score": ext}
+    #    Score reruns a pair whose agent.json changed: its wall time, to the millisecond,
+    #    which on a quiet machine can come out the same, and then nothing is to redo.
+    for edited, model, pairs in ((me.root / "my_agents" / "agent.py", "mine", mine),
+                                 (tools / "helper.py", "ext", ext)):
+        before = me.answered(pairs)
+        edited.write_text(edited.read_text().replace("# version 1", "# version 2"))
+        ran = me.ran("models_file=my_models.yaml")
+        after = me.answered(pairs)
+        changed = {p for p in pairs if after[p] != before[p]}
+        assert changed, f"{model}: a rerun agent writes a new agent.json"
+        assert ran == {"generate": pairs, "score": changed}, model
 
     # 5. A timeout (and retries) change reruns no agent call, and nothing else.
     entries["mine"].update(timeout=1200, retries=3)
