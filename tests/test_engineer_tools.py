@@ -728,15 +728,17 @@ def test_a_trimmed_library_keeps_the_named_symbols_and_their_parents_byte_for_by
 def test_the_copies_a_command_agent_gets_give_akcli_the_same_pins(tmp_path):
     """b01's libraries, trimmed to the symbols its prompt names: one copy per library,
     named as it is, each symbol's text as in KiCad's, and akcli reads the same pin tables
-    from them as from the full libraries."""
-    from wirebench.corpus.libraries import symbols_for, trimmed_copies
+    from them as from the full libraries. `power`, whose symbols akcli's macros place
+    (the pack teaches them), is copied whole."""
+    from wirebench.corpus.libraries import ALWAYS, symbols_for, trimmed_copies
     from wirebench.runtime import akcli_backend
 
     task = load_task(TASKS / "b01-stm32f030-minimum")
     libraries, named = symbols_for(task, []), task.named_lib_ids()
     made = trimmed_copies(libraries, named, tmp_path)
     assert sorted(p.name for p in made) == sorted(
-        {f"{lib_id.split(':')[0]}.kicad_sym" for lib_id in named})
+        {f"{lib_id.split(':')[0]}.kicad_sym" for lib_id in named} | {f"{n}.kicad_sym"
+                                                                     for n in ALWAYS})
     assert (tmp_path / "Device.kicad_sym").stat().st_size < (
         KICAD / "Device.kicad_sym").stat().st_size / 100
     for lib_id in named:

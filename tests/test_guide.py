@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from conftest import REPO, SYMBOLS
+from conftest import REPO, SYMBOLS, TASKS
 
 GUIDE = (REPO / "skills" / "akcli-oplists.md").read_text()
 
@@ -320,6 +320,42 @@ def test_a_power_flag_goes_mid_wire_as_the_guide_says(tmp_path):
     assert codes(named["layout"]) == {"LAYOUT_COINCIDENT_TEXT"}
     assert "with `route_net` *without* `label`" in GUIDE
     assert '`{"op": "place_pwr_flag", "at": "mid(J1.1,C1.1)"}`' in GUIDE
+
+
+@needs_kicad
+def test_a_task_that_lists_no_power_library_still_draws_the_power_macros(tmp_path):
+    """The spec and board tasks list their KiCad libraries, most without `power`; the
+    guide teaches place_pwr_flag and place_gnd for every task. A pair's libraries hold
+    `power` all the same, and a command agent's trimmed copies hold it whole."""
+    from wirebench.corpus.libraries import symbols_for, trimmed_copies
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(TASKS / "p01-stm32f030-minimum")
+    assert "power" not in task.libraries, "pick a task that does not list it"
+    kicad = tmp_path / "kicad"  # the task's libraries, small: a draw takes a second
+    kicad.mkdir()
+    kicad_symbols(kicad, "Connector_Generic:Conn_01x02", "Device:C",
+                  "Regulator_Linear:AP2112K-3.3", "power:PWR_FLAG", "power:GND")
+    for name in task.libraries:
+        if not (kicad / f"{name}.kicad_sym").is_file():
+            (kicad / f"{name}.kicad_sym").write_text(
+                "(kicad_symbol_lib (version 20211014) (generator wirebench-test)\n)\n")
+    libs = symbols_for(task, [], str(kicad))
+    board = [place("Connector_Generic:Conn_01x02", "J1", 1000, 2000),
+             place("Device:C", "C1", 2000, 2150, value="1u"),
+             place("Regulator_Linear:AP2112K-3.3", "U1", 3500, 2000),
+             label("VM", "J1.1"), label("VM", "C1.1"), label("GND", "J1.2"),
+             label("GND", "U1.2"), label("VM", "U1.1"), label("VM", "U1.3"),
+             label("VOUT", "U1.5"), {"op": "add_no_connect", "pin": "U1.4"},
+             {"op": "place_gnd", "at": "C1.2"},
+             {"op": "route_net", "from": "J1.1", "to": "C1.1"},
+             {"op": "place_pwr_flag", "at": "mid(J1.1,C1.1)"}]
+    drawn = draw(tmp_path / "sheet", board, libs)
+    assert any(m.startswith("#PWR") for m in drawn["nets"]["VM"]), drawn["nets"]
+    assert "C1.2" in drawn["nets"]["GND"]
+    copies = trimmed_copies(libs, task.named_lib_ids(), tmp_path / "agent")
+    assert (tmp_path / "agent" / "power.kicad_sym").read_bytes() == \
+        (kicad / "power.kicad_sym").read_bytes() and len(copies) >= 2
 
 
 def test_place_decoupling_and_place_pullup_draw_what_the_guide_says(tmp_path):

@@ -33,6 +33,8 @@ import pytest
 from conftest import REPO, SYMBOLS, TASKS
 from test_guide import KICAD, akcli, kicad_symbols
 
+from wirebench.corpus.libraries import library_names
+
 SPLIT = REPO / "splits" / "public"
 SEED = 31
 LED = re.compile(r"^Device:LED")
@@ -201,10 +203,11 @@ def _small_kicad(folder: Path, task, ops: list[dict]) -> str:
     lib_ids = {op["lib_id"] for op in [*base, *ops] if op.get("lib_id")}
     if any(op["op"] == "place_pwr_flag" for op in [*base, *ops]):
         lib_ids.add("power:PWR_FLAG")
-    lib_ids = sorted(i for i in lib_ids if i.split(":")[0] in task.libraries)
+    names = library_names(task)  # what the pair draws with: `power` too, listed or not
+    lib_ids = sorted(i for i in lib_ids if i.split(":")[0] in names)
     folder.mkdir(parents=True, exist_ok=True)
     kicad_symbols(folder, *lib_ids)
-    for name in task.libraries:  # a library the task lists but draws nothing from
+    for name in names:  # a library the task lists but draws nothing from
         path = folder / f"{name}.kicad_sym"
         if not path.is_file():
             path.write_text("(kicad_symbol_lib (version 20211014) (generator wirebench-test)\n)\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 from wirebench.corpus.tasks import Task, TaskError
@@ -44,6 +45,18 @@ def resolve(names: list[str], folder: Path) -> list[str]:
     return paths
 
 
+# akcli's power macros (place_pwr_flag, place_gnd, place_vcc) and place_power_port take
+# their symbols from KiCad's `power` library, and the skills teach them for every task: a
+# task that lists its KiCad libraries draws with this one too, listed or not, or an answer
+# written as the pack teaches would be refused (SYMBOL_NOT_FOUND 'power:PWR_FLAG').
+ALWAYS = ("power",)
+
+
+def library_names(task: Task) -> list[str]:
+    """The KiCad libraries a task that lists them draws with: its own, then ALWAYS."""
+    return [*task.libraries, *(n for n in ALWAYS if n not in task.libraries)]
+
+
 def symbols_for(task: Task, default: list[str], configured: str | None = None) -> list[str]:
     """The libraries a task's pairs draw with: the ones in its folder, its own KiCad
     ones, or the run's."""
@@ -52,7 +65,9 @@ def symbols_for(task: Task, default: list[str], configured: str | None = None) -
         if missing:
             raise TaskError(f"{missing[0]}: missing (task.yaml symbol_files)")
         return [str(p) for p in task.symbol_files]
-    return resolve(task.libraries, kicad_dir(configured)) if task.libraries else list(default)
+    if task.libraries:
+        return resolve(library_names(task), kicad_dir(configured))
+    return list(default)
 
 
 _SYMBOL_NAME = re.compile(r'\(symbol\s+"((?:[^"\\]|\\.)*)"')
@@ -131,9 +146,15 @@ def trimmed_copies(libraries: list[str], lib_ids: list[str], folder: Path) -> li
     folder.mkdir(parents=True, exist_ok=True)
     made = []
     for path in map(Path, libraries):
-        if path.suffix == ".kicad_sym" and path.stem in by_library:
-            out = folder / path.name
+        if path.suffix != ".kicad_sym":
+            continue
+        out = folder / path.name
+        if path.stem in ALWAYS:  # the macros' symbols: which ones an answer uses is its own
+            shutil.copyfile(path, out)
+        elif path.stem in by_library:
             out.write_text(trim(path.read_text(encoding="utf-8"), by_library[path.stem]),
                            encoding="utf-8")
-            made.append(out)
+        else:
+            continue
+        made.append(out)
     return made
