@@ -276,3 +276,41 @@ def test_every_part_the_values_hold_is_drawn(demos, tmp_path):
               if op["op"] == "place_component"}
     assert held and set(held) <= placed, sorted(set(held) - placed)
     assert "P101" not in held
+
+
+def test_the_pack_shows_a_pin_table_for_every_symbol_the_sheet_uses(sample, tmp_path):
+    """A demo's library nickname may hold `-` (the coldfire kit's `kit-coldfire_schlib`):
+    its pack once showed no pin table at all, and a change request had to guess where an
+    LED's anode is. Here the ecc83 tasks' nickname is given a `-` and a `.`."""
+    from wirebench.steps.prompt_pack import build
+
+    for original in sample:
+        task = tmp_path / original.name
+        shutil.copytree(original, task)
+        for name in ("base_ops.json", "task.md"):
+            path = task / name
+            path.write_text(path.read_text().replace("ecc83_schlib:", "ecc83-pp.v1_schlib:"))
+        used = {op["lib_id"] for op in json.loads((task / "base_ops.json").read_text())["ops"]
+                if op.get("lib_id")}
+        assert used and all(u.startswith("ecc83-pp.v1_schlib:") for u in used)
+        pack = build(task, REPO / "skills", [str(task / "symbols.kicad_sym")])
+        tables = pack.split("# Reference: pin tables (`akcli pins`)", 1)
+        assert len(tables) == 2, f"{task.name}: no pin tables"
+        shown = {line.split()[0] for line in tables[1].splitlines() if "@(0,0)" in line}
+        assert used <= shown, sorted(used - shown)
+
+
+def test_a_repair_states_the_part_count_of_the_sheet_it_gives(demos, tmp_path):
+    """A part never fitted (a bypass capacitor) is not on the given sheet: a count taken
+    from the demo (189 where the sheet has 188) pointed at the gap."""
+    from wirebench.taskgen.real import generate
+
+    task, = generate("ci", demos, tmp_path / "pic", names=["pic_programmer"],
+                     per_demo={"missing": 1})
+    meta = yaml.safe_load((task / "task.yaml").read_text())
+    assert meta["brief"].startswith(("Repair (bypass)", "Repair (pull-up)"))
+    placed = len({op["designator"] for op in json.loads((task / "base_ops.json").read_text())
+                  ["ops"] if op["op"] == "place_component"})
+    assert meta["knobs"]["parts"] == placed + 1, "the part not fitted is the one missing"
+    assert f"({placed} parts;" in (task / "task.md").read_text()
+    assert meta["brief"].endswith(f", {placed} parts.")

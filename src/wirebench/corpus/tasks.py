@@ -26,7 +26,9 @@ FULL_DATASHEETS = "full"  # tasks/datasheets/full/<symbol>.md: a whole datasheet
 # Tiers judged by design rules on the drawn netlist: a board, and its spec variant (the
 # same board stated as requirements, with full datasheets instead of the notes).
 RULE_TIERS = ("board", "spec")
-LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_]*:[A-Za-z0-9_+.-]+)`")
+# A library's nickname may hold `-` and `.` as well (the coldfire kit's
+# `kit-coldfire_schlib`): a lib_id the pattern missed got no pin table in the prompt pack.
+LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_.-]*:[A-Za-z0-9_+.-]+)`")
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
 NETS_EXACT = {"id": "nets", "kind": "nets_exact"}

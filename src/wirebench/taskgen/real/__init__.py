@@ -80,12 +80,19 @@ MOVE_PIN = ("A pin moves to another net with its label: delete the part with its
             "its labels.")
 
 
+def _sheet_parts(case) -> int:
+    """The parts on the sheet the agent is given: a part never fitted is not among them
+    (the demo's own count would give it away). A part of several units is placed once a
+    unit, and counted once."""
+    return len({op["designator"] for op in case["base"] if op.get("op") == "place_component"})
+
+
 def _prompt_repair(design, case) -> str:
     d = design.demo
     return "\n".join([
         f"# Repair: {d.name}", "",
-        f"The sheet you are given is {d.what} ({len(design.parts)} parts; its op-list is "
-        "in your prompt, drawn from a real KiCad design). It was drawn with one fault, and "
+        f"The sheet you are given is {d.what} ({_sheet_parts(case)} parts; its op-list "
+        "is in your prompt, drawn from a real KiCad design). It was drawn with one fault, and "
         "the bench shows it:", "",
         f"> {case['symptom']}", "",
         "Find the fault and fix it with the smallest edit of the existing sheet, at most "
@@ -99,8 +106,8 @@ def _prompt_change(design, case) -> str:
     d = design.demo
     return "\n".join([
         f"# Change request: {d.name}", "",
-        f"The sheet you are given is {d.what} ({len(design.parts)} parts; its op-list is "
-        "in your prompt, drawn from a real KiCad design). Its maintainer asks for a "
+        f"The sheet you are given is {d.what} ({_sheet_parts(case)} parts; its op-list "
+        "is in your prompt, drawn from a real KiCad design). Its maintainer asks for a "
         "change:", "", *[f"> {line}" for line in case["ask"]], "",
         f"{_rails(design, case)} {MOVE_PIN} Every other part, value and net must stay as "
         "it is."])
@@ -113,7 +120,7 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
         "id": f"{FAMILY}-{tag[:6]}-{index:03d}",
         "family": FAMILY,
         "brief": (f"{'Repair' if repair else 'Change'} ({case['kind']}) in the "
-                  f"{design.demo.name} demo, {len(design.parts)} parts."),
+                  f"{design.demo.name} demo, {_sheet_parts(case)} parts."),
         "tier": "real",
         "symbol_files": [LIBRARY],
     }
