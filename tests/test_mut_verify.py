@@ -234,6 +234,18 @@ def test_a_pin_is_on_its_net_or_named_where_it_is():
     assert check(same, elsewhere) == (True, "VDDA of MCU_Test:Chip on U1 VDD (pin 1)")
 
 
+def test_a_pin_may_be_on_any_of_the_alternatives_a_datasheet_allows():
+    """A USART's TX on its own pin or its alternate: either will do, and neither is
+    said in the verdict when the pin is somewhere else."""
+    rule = {"kind": "connected", "part": MCU, "pin": "VDDA",
+            "to": [{"part": MCU, "pin": "1"}, "+5V"]}
+    assert check(rule, board({"U1": CHIP}, {"~1": ["U1.10", "U1.1"]}))[0]
+    assert check(rule, board({"U1": CHIP}, {"+5V": ["U1.10"]})) == (
+        True, "VDDA of MCU_Test:Chip on U1 VDD (pin 1) or +5V")
+    assert check(rule, board({"U1": CHIP}, {"+3V3": ["U1.10"], "~1": ["U1.1"]})) == (
+        False, "U1 VDDA (pin 10) is on +3V3, not U1 VDD (pin 1) or +5V")
+
+
 def test_pins_to_leave_open_touch_nothing():
     rule = {"kind": "no_connect", "part": MCU, "pins": ["NC1", "NC2"]}
     assert check(rule, board({"U1": CHIP}, {"~a": ["U1.5"]})) == (True, "2 pin(s) left open")

@@ -22,8 +22,9 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
               when the pin sits at `ref` (a threshold, or its [min, max] spread):
               ref × (1 + R_top / R_bottom), such as a converter's turn-on voltage
 
-Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, or a
-mapping {part, pin}. Values are read as schematics write them: 100n, 0.1uF, 4k7, 5.1k,
+Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, a
+mapping {part, pin}, or a list of those: alternatives that a datasheet allows alike (a
+USART's TX on PA9 or on its alternate PA2), any one of which will do. Values are read as schematics write them: 100n, 0.1uF, 4k7, 5.1k,
 1M (mega, as on a schematic), 22R.
 """
 
@@ -168,6 +169,9 @@ def _pin_text(board: Board, ref: str, number: str) -> str:
 
 def _target(board: Board, to) -> tuple[set[str], str]:
     """The nets an endpoint `to` names, and how to say it."""
+    if isinstance(to, list):  # alternatives: any of them
+        found = [_target(board, one) for one in to]
+        return set().union(*(nets for nets, _ in found)), " or ".join(t for _, t in found)
     if isinstance(to, str):
         return board.nets_named(to), to
     pins = _pin_nets(board, to)
