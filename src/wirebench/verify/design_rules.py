@@ -24,8 +24,8 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
 
 Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, a
 mapping {part, pin}, or a list of those: alternatives that a datasheet allows alike (a
-USART's TX on PA9 or on its alternate PA2), any one of which will do. Values are read as schematics write them: 100n, 0.1uF, 4k7, 5.1k,
-1M (mega, as on a schematic), 22R.
+USART's TX on PA9 or on its alternate PA2), any one of which will do. Values are read
+as schematics write them: 100n, 0.1uF, 4k7, 5.1k, 1M (mega, as on a schematic), 22R.
 """
 
 from __future__ import annotations
