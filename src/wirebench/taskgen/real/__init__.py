@@ -87,13 +87,17 @@ def _sheet_parts(case) -> int:
     return len({op["designator"] for op in case["base"] if op.get("op") == "place_component"})
 
 
+def _given(demo, case) -> str:
+    """What every task says first: the sheet the agent is given."""
+    return (f"The sheet you are given is {demo.what} ({_sheet_parts(case)} parts; its "
+            "op-list is in your prompt, drawn from a real KiCad design).")
+
+
 def _prompt_repair(design, case) -> str:
     d = design.demo
     return "\n".join([
         f"# Repair: {d.name}", "",
-        f"The sheet you are given is {d.what} ({_sheet_parts(case)} parts; its op-list "
-        "is in your prompt, drawn from a real KiCad design). It was drawn with one fault, and "
-        "the bench shows it:", "",
+        f"{_given(d, case)} It was drawn with one fault, and the bench shows it:", "",
         f"> {case['symptom']}", "",
         "Find the fault and fix it with the smallest edit of the existing sheet, at most "
         f"{faults.MAX_EDIT_OPS} ops. {_rails(design, case)} Do not redraw the design: "
@@ -106,9 +110,8 @@ def _prompt_change(design, case) -> str:
     d = design.demo
     return "\n".join([
         f"# Change request: {d.name}", "",
-        f"The sheet you are given is {d.what} ({_sheet_parts(case)} parts; its op-list "
-        "is in your prompt, drawn from a real KiCad design). Its maintainer asks for a "
-        "change:", "", *[f"> {line}" for line in case["ask"]], "",
+        f"{_given(d, case)} Its maintainer asks for a change:", "",
+        *[f"> {line}" for line in case["ask"]], "",
         f"{_rails(design, case)} {MOVE_PIN} Every other part, value and net must stay as "
         "it is."])
 
