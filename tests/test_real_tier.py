@@ -17,7 +17,7 @@ import yaml
 from conftest import REPO, TASKS, write_ops
 
 DEMOS = Path("/usr/share/kicad/demos")
-SMALL = {"value": 1, "wrong-net": 1, "series": 1}  # ecc83: 15 parts, three kinds
+SMALL = {"value": 1, "wrong-net": 1, "series": 1, "rework": 1}  # ecc83: 15 parts
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +59,19 @@ def test_a_seeded_sample_passes_the_corpus_gate(demos, sample, tmp_path):
         assert {c["kind"] for c in meta["criteria"]} >= {"nets_exact", "values",
                                                          "max_ops", "max_parts"}
         names = {w["file"] for w in meta["wrong_answers"]}
-        if meta["brief"].startswith("Repair"):
+        if "(rework)" in meta["brief"]:
+            assert names == {"wrong/unrepaired.json", "wrong/partial.json",
+                             "wrong/wrong-part.json"}
+        elif meta["brief"].startswith("Repair"):
             assert names == {"wrong/unrepaired.json", "wrong/wrong-part.json"}
             assert meta["knobs"]["edit_ops"] <= 6
-    assert sorted(kinds) == ["series", "value", "wrong-net"]
+    assert sorted(kinds) == ["rework", "series", "value", "wrong-net"]
     proc = subprocess.run(["wirebench", "tasks", "check", str(made[0].parent), "--json"],
                           capture_output=True, text=True, cwd=REPO)
     report = json.loads(proc.stdout)
     bad = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
     assert proc.returncode == 0 and not bad, bad
-    assert len(report["tasks"]) == 3
+    assert len(report["tasks"]) == 4
 
 
 def test_no_demo_is_read_without_kicad_demos(tmp_path):
@@ -314,3 +317,23 @@ def test_a_repair_states_the_part_count_of_the_sheet_it_gives(demos, tmp_path):
     assert meta["knobs"]["parts"] == placed + 1, "the part not fitted is the one missing"
     assert f"({placed} parts;" in (task / "task.md").read_text()
     assert meta["brief"].endswith(f", {placed} parts.")
+
+
+def test_a_rework_plants_every_fault_it_lists_and_each_must_be_fixed(sample, tmp_path):
+    """A board back from assembly: several faults, one bench note each. The faulty sheet
+    differs from the clean one in exactly the listed parts, and the reference minus any one
+    fault's fix fails (the gate checks only the last one left out)."""
+    task = _task(sample, "rework")
+    text = (task / "task.md").read_text()
+    notes = [line for line in text.splitlines() if line[:3] in ("1. ", "2. ", "3. ")]
+    fix = json.loads((task / "reference_ops.json").read_text())["ops"]
+    refs = list(dict.fromkeys(op["designator"] for op in fix if "designator" in op))
+    assert len(notes) == len(refs) >= 2, (notes, refs)
+    meta = yaml.safe_load((task / "task.yaml").read_text())
+    assert next(c for c in meta["criteria"] if c["id"] == "edit_size")["max"] == 6 * len(refs)
+    assert _evaluate(task, fix, tmp_path / "ref")["passed"]
+    for ref in refs:
+        rest = [op for op in fix if op.get("designator") != ref
+                and not str(op.get("at", "")).startswith(f"{ref}.")]
+        result = _evaluate(task, rest, tmp_path / f"without-{ref}")
+        assert not result["passed"], f"{ref}'s fault left in, and the sheet passes"

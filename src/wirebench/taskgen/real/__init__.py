@@ -37,7 +37,7 @@ LIBRARY = "symbols.kicad_sym"
 REWIRES = {"wrong-net", "swapped", "rail", "series"}
 # How many tasks of each kind one demo gives, at most.
 PER_DEMO = {"value": 3, "wrong-net": 3, "swapped": 2, "missing": 2, "rail": 2,
-            "power-led": 1, "series": 1}
+            "power-led": 1, "series": 1, "rework": 2}
 
 
 def _expected(parts, libraries) -> dict:
@@ -57,7 +57,11 @@ def _yaml(meta: dict) -> str:
 
 def strict(design, case) -> bool:
     """Is this task's answer drawn behind akcli's `--strict-nets` rails?"""
-    return case["kind"] not in REWIRES and not design.shared_pins
+    return not _rewires(case) and not design.shared_pins
+
+
+def _rewires(case) -> bool:
+    return case["kind"] in REWIRES or case.get("rewires", False)
 
 
 def _rails(design, case) -> str:
@@ -68,7 +72,7 @@ def _rails(design, case) -> str:
                 "an edit that splits or merges one of its named nets is refused and draws "
                 "nothing.")
     why = ("the fix moves a pin between named nets, which the rails refuse"
-           if case["kind"] in REWIRES else
+           if _rewires(case) else
            "on this design the rails see any edit as a split of a net that every unit of "
            "a multi-unit part carries")
     return (f"Your op-list is applied on top of it without akcli's `--strict-nets` rails "
@@ -106,6 +110,21 @@ def _prompt_repair(design, case) -> str:
         "a label on each of its pins."])
 
 
+def _prompt_rework(design, case) -> str:
+    d = design.demo
+    n = len(case["faults"])
+    return "\n".join([
+        f"# Repair: {d.name}, back from assembly", "",
+        f"{_given(d, case)} It was drawn with {n} faults, each in a different place, and "
+        "the bench notes say what each one shows:", "",
+        *[f"{i}. {s}" for i, s in enumerate(case["symptoms"], start=1)], "",
+        f"Find every fault and fix each with the smallest edit, at most {case['max_ops']} "
+        f"ops in all. {_rails(design, case)} Do not redraw the design: every other part, "
+        "value and net must stay as it is.", "",
+        f"{MOVE_PIN} A part you add takes the lowest designator its kind leaves free, and "
+        "a label on each of its pins."])
+
+
 def _prompt_change(design, case) -> str:
     d = design.demo
     return "\n".join([
@@ -117,7 +136,7 @@ def _prompt_change(design, case) -> str:
 
 
 def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str, str]:
-    repair = "symptom" in case
+    repair = "symptom" in case or "symptoms" in case
     after = case["parts"]
     meta = {
         "id": f"{FAMILY}-{tag[:6]}-{index:03d}",
@@ -139,13 +158,17 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
                 {"id": "values", "kind": "values", "values": _values(after, design.drawn_values)},
                 {"id": "parts", "kind": "max_parts", "max": len({p.ref for p in after})},
                 {"id": "edit_size", "kind": "max_ops",
-                 "max": faults.MAX_EDIT_OPS if repair else len(case["fix"]) + 4}]
+                 "max": case.get("max_ops", faults.MAX_EDIT_OPS) if repair
+                 else len(case["fix"]) + 4}]
     criteria += case.get("rules", [])
     meta["criteria"] = criteria
     wrong = [("unrepaired" if repair else "does-nothing", envelope([]), case["fails"],
               "the sheet left as it is" if repair else "nothing added"),
              ("wrong-part" if repair else "near-miss", envelope(case["wrong_fix"]),
-              case["fails"], case["wrong_why"])]
+              case.get("wrong_fails", case["fails"]), case["wrong_why"])]
+    if "partial" in case:
+        wrong.insert(1, ("partial", envelope(case["partial"]), case["partial_fails"],
+                         case["partial_why"]))
     meta["wrong_answers"] = [{"file": f"wrong/{n}.json", "fails": f, "why": w}
                              for n, _, f, w in wrong]
     nets = design.nets()
@@ -156,7 +179,8 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
     meta["generator"] = {"family": FAMILY, "version": 1, "seed_sha256": tag,
                          "index": index, "split": split}
     files = {
-        "task.md": (_prompt_repair if repair else _prompt_change)(design, case) + "\n",
+        "task.md": (_prompt_rework if "symptoms" in case else _prompt_repair if repair
+                    else _prompt_change)(design, case) + "\n",
         "task.yaml": _yaml(meta),
         "base_ops.json": dumps(envelope(case["base"])),
         "reference_ops.json": dumps(envelope(case["fix"])),
@@ -176,7 +200,9 @@ def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) 
     places = faults.Places(design, libraries)
     picks = []
     for kind, count in (per_demo or PER_DEMO).items():
-        if kind in faults.FAULTS:
+        if kind == "rework":
+            found = faults.rework_faults(design, ops, places, rng)
+        elif kind in faults.FAULTS:
             found = faults.FAULTS[kind](design, ops, places)
         else:
             found = faults.CHANGES[kind](design, ops, places, libraries)

@@ -15,6 +15,7 @@ empty edit and a near miss.
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 
 from wirebench.taskgen.layout import Part, ops_for, pin_table
@@ -399,7 +400,11 @@ def rail_faults(design, ops, places) -> list[dict]:
                 continue
             peer = peers[0]
             ppin = next(k for k, v in peer.pins.items() if v == net)
-            keep = places.where(next(v for k, v in part.pins.items() if k != pin))
+            far = next(v for k, v in part.pins.items() if k != pin)
+            # a part to ground is found by its rail alone: "the circuit around GND" says
+            # nothing
+            keep = ("a part between it and ground" if is_ground(far)
+                    else f"the circuit around {places.where(far)}")
             out.append({
                 "kind": "rail", "ref": part.ref,
                 "base": relabel(ops, part.ref, {pin: other_rail}),
@@ -408,9 +413,9 @@ def rail_faults(design, ops, places) -> list[dict]:
                 "fails": "nets",
                 "wrong_why": f"{peer.ref} moved to {other_rail} instead of {part.ref} "
                              f"back to {net}",
-                "symptom": (f"`{other_rail}` feeds something that belongs on `{net}`: the "
-                            f"circuit around {keep} "
-                            f"works only while `{net}` and `{other_rail}` happen to agree."),
+                "symptom": (f"`{other_rail}` feeds something that belongs on `{net}`: "
+                            f"{keep} works only while `{net}` and `{other_rail}` happen to "
+                            "agree."),
                 "parts": design.parts,
             })
             break
@@ -419,6 +424,82 @@ def rail_faults(design, ops, places) -> list[dict]:
 
 FAULTS = {"value": value_faults, "wrong-net": wrong_net_faults, "swapped": swap_faults,
           "missing": missing_faults, "rail": rail_faults}
+
+
+# ---- several faults on one sheet -------------------------------------------------------------
+
+REWORK_FAULTS = 3
+
+
+def _signal_nets(case: dict, design) -> set[str]:
+    nets = set(design.part(case["ref"]).pins.values())
+    return {n for n in nets if not (is_rail(n) or is_ground(n))}
+
+
+def _edited(edit: list[dict]) -> set[str]:
+    return {op["designator"] for op in edit if "designator" in op}
+
+
+def combine(ops: list[dict], found: list[dict]) -> list[dict]:
+    """The base with every fault of `found` planted at once. A fault touches only its own
+    part's ops (a label's name, the value, or the part gone), so each of the part's ops is
+    taken from that fault's sheet, one for one, or dropped with the part."""
+    owner = {id(op): case["ref"] for case in found for op in part_ops(ops, case["ref"])}
+    faulty = {case["ref"]: iter(part_ops(case["base"], case["ref"])) for case in found}
+    out = []
+    for op in ops:
+        ref = owner.get(id(op))
+        if ref is None:
+            out.append(copy.deepcopy(op))
+        else:  # a part never fitted has no ops on the faulty sheet: its own are dropped
+            out.extend(copy.deepcopy(o) for o in itertools.islice(faulty[ref], 1))
+    return out
+
+
+def rework_faults(design, ops, places, rng) -> list[dict]:
+    """A board back from assembly with several faults of different kinds, on parts that
+    share no signal net (so that each symptom points at one place), each with its own
+    symptom: every one must be found, and fixed without touching the others."""
+    by_kind = {kind: rng.shuffle(find(design, ops, places)) for kind, find in FAULTS.items()}
+    out, used = [], set()
+    for start in range(len(by_kind)):
+        kinds = list(by_kind)[start:] + list(by_kind)[:start]
+        chosen: list[dict] = []
+        for kind in kinds:
+            for case in by_kind[kind]:
+                refs = {c["ref"] for c in chosen} | {case["ref"]}
+                if case["ref"] in used or any(
+                        _signal_nets(case, design) & _signal_nets(c, design)
+                        or c["ref"] == case["ref"] for c in chosen) or (
+                        (_edited(case["wrong_fix"]) | set().union(
+                            *(_edited(c["wrong_fix"]) for c in chosen))) & refs):
+                    continue
+                chosen.append(case)
+                break
+            if len(chosen) == REWORK_FAULTS:
+                break
+        if len(chosen) < 2:
+            continue
+        used |= {c["ref"] for c in chosen}
+        order = rng.shuffle(chosen)  # the bench notes in no order the kinds would give
+        last = order[-1]
+        fix = [op for c in order for op in c["fix"]]
+        out.append({
+            "kind": "rework", "ref": "+".join(c["ref"] for c in order), "faults": order,
+            "rewires": any(c["kind"] in ("wrong-net", "swapped", "rail") for c in order),
+            "base": combine(ops, order), "fix": fix,
+            "symptoms": [c["symptom"] for c in order],
+            # one fault left as it was, and one fixed on the wrong part
+            "partial": [op for c in order[:-1] for op in c["fix"]],
+            "partial_fails": last["fails"],
+            "partial_why": f"{last['ref']} left as it was: {len(order) - 1} of "
+                           f"{len(order)} faults fixed",
+            "wrong_fix": [op for c in order[:-1] for op in c["fix"]] + last["wrong_fix"],
+            "fails": "nets" if any(c["fails"] == "nets" for c in order) else "values",
+            "wrong_fails": last["fails"], "wrong_why": last["wrong_why"],
+            "max_ops": MAX_EDIT_OPS * len(order), "parts": design.parts,
+        })
+    return out
 
 
 # ---- change requests -------------------------------------------------------------------------
