@@ -337,3 +337,28 @@ def test_a_rework_plants_every_fault_it_lists_and_each_must_be_fixed(sample, tmp
                 and not str(op.get("at", "")).startswith(f"{ref}.")]
         result = _evaluate(task, rest, tmp_path / f"without-{ref}")
         assert not result["passed"], f"{ref}'s fault left in, and the sheet passes"
+
+
+def test_the_base_layout_does_not_tell_a_small_parts_original_net_names(demos, tmp_path):
+    """A fault renames a small part's labels on the sheet laid out for the right names, so
+    the spacing must not follow a small part's own label lengths: give one resistor a
+    long net name of the design instead of a short one, and no part moves."""
+    from wirebench.taskgen.real import demos as demo_mod
+
+    demo = next(d for d in demo_mod.DEMOS if d.name == "pic_programmer")
+    design = demo_mod.read(demo, demos)
+    library = tmp_path / "symbols.kicad_sym"
+    library.write_text(design.library, encoding="utf-8")
+
+    def places():
+        ops = demo_mod.layout(design, [str(library)], "t")
+        return {(op["designator"], op.get("unit")): (op["x_mil"], op["y_mil"])
+                for op in ops if op["op"] == "place_component"}
+
+    longest = max((n for p in design.parts if len(p.pins) <= 3 for n in p.pins.values()),
+                  key=len)
+    part = next(p for p in design.parts if p.ref.startswith("R") and len(p.pins) == 2
+                and all(len(n) < len(longest) - 3 for n in p.pins.values()))
+    before = places()
+    part.pins["1"] = longest
+    assert places() == before

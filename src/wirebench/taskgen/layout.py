@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 GRID = 100
@@ -72,10 +73,11 @@ def _snap(v: float) -> int:
 
 
 def ops_for(parts: list[Part], libraries: list[str], title: str | None,
-            top: int = 1500) -> list[dict]:
+            top: int = 1500, min_chars: Callable[[Part], int] | None = None) -> list[dict]:
     """Parts packed in rows from `top` down, a label on every connected pin, a no-connect
     on every other. A part of several units is placed once per unit. An edit's parts
-    (title None) go below the sheet they are added to."""
+    (title None) go below the sheet they are added to. A part is given room for its
+    longest label, or for `min_chars(part)` characters if that is more."""
     ops: list[dict] = [{"op": "set_title_block", "title": title, "rev": "A"}] if title else []
     x, y, row_h = 1000, top, 0
     placed, wiring = [], []
@@ -85,8 +87,8 @@ def ops_for(parts: list[Part], libraries: list[str], title: str | None,
         units = sorted({p.get("unit") or 1 for p in full})
         for unit in units:
             table = [p for p in full if (p.get("unit") or 1) == unit]
-            room = max((len(nets[p["number"]]) for p in table if p["number"] in nets),
-                       default=0) * CHAR_MIL + 300
+            room = max([len(nets[p["number"]]) for p in table if p["number"] in nets]
+                       + [min_chars(part) if min_chars else 0]) * CHAR_MIL + 300
             xs = [p["x_mil"] for p in table] or [0]
             ys = [p["y_mil"] for p in table] or [0]
             width = max(xs) - min(xs) + 2 * room

@@ -249,7 +249,14 @@ def layout(design: Design, libraries: list[str], title: str,
            apart: frozenset[str] = frozenset()) -> list[dict]:
     """The parts packed in rows; those in `apart` (their bodies reach past their pins
     onto a neighbour) each on a row of its own below the rest."""
-    ops = ops_for([p for p in design.parts if p.ref not in apart], libraries, title)
+    # A fault renames a small part's labels on the sheet laid out for the right names: if
+    # its room followed its own labels, the spacing would tell the original names' length
+    # (a trial agent read a moved part off it). Every part a fault can move gets the room
+    # of the longest name any such part carries.
+    small = [p for p in design.parts if len(p.pins) <= 3]
+    chars = max((len(n) for p in small for n in p.pins.values()), default=0)
+    ops = ops_for([p for p in design.parts if p.ref not in apart], libraries, title,
+                  min_chars=lambda part: chars if len(part.pins) <= 3 else 0)
     top = max((op["y_mil"] for op in ops if op["op"] == "place_component"),
               default=0) + APART_GAP
     for part in (p for p in design.parts if p.ref in apart):
