@@ -362,3 +362,122 @@ def test_the_base_layout_does_not_tell_a_small_parts_original_net_names(demos, t
     before = places()
     part.pins["1"] = longest
     assert places() == before
+
+
+def _resistance(nets: dict[str, set[str]], values: dict[str, str], a: str, b: str) -> float:
+    """The ohmmeter reading worked out apart from the generator: one amp into `a`, `b` held
+    at 0 V, the node voltages solved over the resistors (inductors a milliohm) of the
+    netlist, with the values given."""
+    import numpy as np
+
+    from wirebench.verify.design_rules import part_value
+
+    ends: dict[str, list[str]] = {}
+    for net, members in nets.items():
+        for m in members:
+            ends.setdefault(m.split(".")[0], []).append(net)
+    index = {n: i for i, n in enumerate(sorted(nets))}
+    g = np.zeros((len(index), len(index)))
+    for ref, on in ends.items():
+        ohms = (part_value(values.get(ref)) if ref[0] == "R" and ref[1:].isdigit()
+                else 1e-3 if ref[0] == "L" and ref[1:].isdigit() else None)
+        if len(on) == 2 and on[0] != on[1] and ohms:
+            i, j = index[on[0]], index[on[1]]
+            g[i, i] += 1 / ohms
+            g[j, j] += 1 / ohms
+            g[i, j] -= 1 / ohms
+            g[j, i] -= 1 / ohms
+    # nets that no resistor reaches would make the matrix singular: each gets a leak to
+    # 0 V far weaker than any resistor
+    g += np.eye(len(index)) * 1e-12
+    keep = [i for n, i in index.items() if n != b]
+    current = np.zeros(len(keep))
+    current[keep.index(index[a])] = 1.0
+    volts = np.linalg.solve(g[np.ix_(keep, keep)], current)
+    return float(volts[keep.index(index[a])])
+
+
+def test_an_ohmmeters_note_is_what_the_circuit_reads(demos, tmp_path):
+    """A resistor's decade slip is told as an ohmmeter reading, and both figures follow
+    from the circuit: the design's from the expected netlist and values, the board's from
+    the faulty sheet's value; worked out here with networkx, not the generator's code."""
+    import re
+
+    from wirebench.taskgen.real import generate
+
+    made = generate("7", demos, tmp_path / "real", names=["ecc83", "pic_programmer"],
+                    per_demo={"value": 3})
+    checked = 0
+    for task in made:
+        m = re.search(r"ohmmeter from (.+?) to (.+?) reads ([\d.]+) (k|M|)Ω; the design "
+                      r"gives ([\d.]+) (k|M|)Ω", (task / "task.md").read_text())
+        if not m:
+            continue
+        net = [re.search(r"`([^`]+)`\)?$", m.group(i)).group(1) for i in (1, 2)]
+        scale = {"": 1, "k": 1e3, "M": 1e6}
+        board, want = (float(m.group(i)) * scale[m.group(i + 1)] for i in (3, 5))
+        nets = {n["name"]: set(n["members"]) for n in
+                json.loads((task / "expected_nets.json").read_text())["nets"]}
+        values = next(c for c in yaml.safe_load((task / "task.yaml").read_text())["criteria"]
+                      if c["id"] == "values")["values"]
+        drawn = {op["designator"]: op["value"] for op in
+                 json.loads((task / "base_ops.json").read_text())["ops"]
+                 if op["op"] == "place_component" and "value" in op}
+        assert _resistance(nets, values, *net) == pytest.approx(want, rel=0.005)
+        assert _resistance(nets, {**values, **drawn}, *net) == pytest.approx(board, rel=0.005)
+        checked += 1
+    assert checked >= 2
+
+
+def test_a_value_slip_another_slip_would_mimic_keeps_the_plain_note():
+    """The reading must single the fault out: where another resistor ten times off would
+    restore the design's figure as well, the note is not an ohmmeter's."""
+    from wirebench.taskgen.layout import Part
+    from wirebench.taskgen.real import faults
+
+    class Sheet:
+        named = {"VIN"}
+
+        def __init__(self, parts):
+            self.parts = parts
+            from wirebench.taskgen.real.ohmmeter import Ohmmeter
+
+            self.ohmmeter = Ohmmeter(self)
+
+    class Places:
+        def where(self, net):
+            return f"`{net}`"
+
+    def R(ref, a, b, value):
+        return Part(ref, "Device:R", value, {"1": a, "2": b})
+
+    # R1 fitted at 10K beside R2 at 10K, both across VIN: R2 at 1K would read alike.
+    twins = Sheet([R("R1", "VIN", "GND", "1K"), R("R2", "VIN", "GND", "10K")])
+    assert faults._reading(twins, Places(), twins.parts[0], "10K", ["VIN", "GND"]) is None
+    # beside 4.7K, only R1 back at 1K gives the design's 825 ohms
+    apart = Sheet([R("R1", "VIN", "GND", "1K"), R("R2", "VIN", "GND", "4.7K")])
+    note = faults._reading(apart, Places(), apart.parts[0], "10K", ["VIN", "GND"])
+    assert note and "from `VIN` to `GND` reads 3.2 kΩ; the design gives 825 Ω" in note
+
+
+def test_a_value_changed_reads_as_on_a_board_built_with_it(demos):
+    """The generator asks, for every resistor, what the meter would read were it ten times
+    off (a rank-one update of one solve): each answer must be the reading of a board
+    built with that value."""
+    from wirebench.taskgen.real import demos as demo_mod
+    from wirebench.taskgen.real.ohmmeter import Ohmmeter
+
+    design = demo_mod.read(next(d for d in demo_mod.DEMOS if d.name == "pic_programmer"),
+                           demos)
+    meter = design.ohmmeter
+    resistors = meter.resistors()
+    moved = 0
+    for probe in resistors[:6]:
+        a, b = (design.part(probe).pins[p] for p in ("1", "2"))
+        for ref in resistors:
+            for factor in (10, 0.1):
+                ohms = meter.edges[ref][2] * factor
+                built = Ohmmeter(design, {ref: f"{ohms:.9g}"}).reading(a, b)
+                assert meter.reading(a, b, ref, factor) == pytest.approx(built, rel=1e-6)
+                moved += abs(built / meter.reading(a, b) - 1) > 0.01
+    assert moved >= 12, "too few readings that a change moves: the check proves little"

@@ -17,6 +17,7 @@ library and the base sheet are written only into the user's task folder.
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -92,6 +93,13 @@ class Design:
     # akcli's rails then see any edit of the sheet as a split of that pin's net.
     shared_pins: bool = False
     drawn_values: dict = field(default_factory=dict)  # each part's value as akcli reads it back
+
+    @functools.cached_property
+    def ohmmeter(self):
+        """What an ohmmeter reads on the board as designed (taskgen/real/ohmmeter.py)."""
+        from wirebench.taskgen.real.ohmmeter import Ohmmeter
+
+        return Ohmmeter(self)
 
     def part(self, ref: str) -> Part:
         return next(p for p in self.parts if p.ref == ref)

@@ -18,6 +18,8 @@ import copy
 import itertools
 import re
 
+import numpy as np
+
 from wirebench.taskgen.layout import Part, ops_for, pin_table
 
 GROUND = re.compile(r"^(GND|VSS|0V|AGND|DGND|GNDA|GNDD|GNDPWR)$", re.I)
@@ -186,7 +188,10 @@ def value_faults(design, ops, places) -> list[dict]:
             other = others[0]
             nets = sorted(set(part.pins.values()), key=lambda n: (is_ground(n), n))
             kind = "resistor" if prefix(part.ref) == "R" else "capacitor"
-            if kind == "resistor":
+            measured = kind == "resistor" and _reading(design, places, part, bad, nets)
+            if measured:
+                symptom = measured
+            elif kind == "resistor":
                 symptom = (f"With the board powered, the level at {places.where(nets[0])} "
                            f"sits far from its design value ({'too low' if up else 'too high'} "
                            "a current flows through the parts around it), and the circuit "
@@ -206,10 +211,52 @@ def value_faults(design, ops, places) -> list[dict]:
                 "fails": "values",
                 "wrong_why": f"{other.ref} changed instead of {part.ref}, which stays "
                              f"{bad} (the design has {part.value})",
-                "symptom": symptom, "parts": design.parts,
+                "symptom": symptom, "parts": design.parts, "measured": bool(measured),
             })
             break
     return out
+
+
+# A reading tells the slip apart when every other single decade slip on the faulty board
+# reads at least this far from the design's figure.
+APART = 0.05
+
+
+def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | None:
+    """The bench note of a resistor's decade slip as an ohmmeter finds it: from the part's
+    signal side to a ground or rail (or across the part), the faulty board's reading and
+    the design's. None when no reading moves enough, or when some other resistor ten
+    times off would restore the design's figure as well (the note would not single it
+    out)."""
+    from wirebench.taskgen.real.ohmmeter import Ohmmeter, ohms_text
+    from wirebench.verify.design_rules import part_value
+
+    meter, faulty = design.ohmmeter, None
+    a = nets[0]
+    # From the part's signal side to ground or a rail, the way a bench probes a board; a
+    # reading through more than the part itself first (the note then names no part's value).
+    ends = [n for n in meter.index if (is_ground(n) or is_rail(n)) and n != a
+            and meter.conducts(a, n)] + [n for n in nets if n != a]
+    readings = []
+    for b in dict.fromkeys(ends):
+        design_ohms = meter.reading(a, b)
+        faulty = faulty or Ohmmeter(design, {part.ref: bad})
+        board = faulty.reading(a, b)
+        if not np.isfinite(board) or abs(board / design_ohms - 1) < 0.1:
+            continue
+        if any(abs(faulty.reading(a, b, ref, factor) / design_ohms - 1) < APART
+               for ref in faulty.resistors() if ref != part.ref
+               and faulty.conducts(a, faulty.net_of(ref)) for factor in (10, 0.1)):
+            continue
+        alone = abs(board / part_value(bad) - 1) < APART
+        readings.append((alone, b, board, design_ohms))
+    if not readings:
+        return None
+    _, b, board, design_ohms = min(readings, key=lambda r: r[0])
+    return ("One resistor on this board was fitted ten times off its value. Unpowered, "
+            "with its chips out of their sockets, an ohmmeter from "
+            f"{places.where(a)} to {places.where(b)} reads {ohms_text(board)}; the "
+            f"design gives {ohms_text(design_ohms)}.")
 
 
 def _movable(design, ops, part: Part) -> bool:
@@ -456,6 +503,15 @@ def combine(ops: list[dict], found: list[dict]) -> list[dict]:
     return out
 
 
+def _misreads(case: dict, chosen: list[dict], design) -> bool:
+    """Would an ohmmeter's note be wrong on this sheet? It is worked out with that fault
+    alone, so no other fault may be on a part that conducts at DC (a part never fitted
+    conducts on the design's board, where the reading was worked out)."""
+    conducts = design.ohmmeter.edges
+    return any((case.get("measured") and c["ref"] in conducts)
+               or (c.get("measured") and case["ref"] in conducts) for c in chosen)
+
+
 def rework_faults(design, ops, places, rng) -> list[dict]:
     """A board back from assembly with several faults of different kinds, on parts that
     share no signal net (so that each symptom points at one place), each with its own
@@ -472,7 +528,8 @@ def rework_faults(design, ops, places, rng) -> list[dict]:
                         _signal_nets(case, design) & _signal_nets(c, design)
                         or c["ref"] == case["ref"] for c in chosen) or (
                         (_edited(case["wrong_fix"]) | set().union(
-                            *(_edited(c["wrong_fix"]) for c in chosen))) & refs):
+                            *(_edited(c["wrong_fix"]) for c in chosen))) & refs) or (
+                        _misreads(case, chosen, design)):
                     continue
                 chosen.append(case)
                 break
