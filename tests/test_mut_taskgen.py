@@ -167,3 +167,60 @@ def test_the_random_stream_is_fixed_uniform_and_in_range():
     assert not any(Rng("c", i).chance(0) for i in range(50))
     assert all(Rng("c", i).chance(100) for i in range(50))
     assert 10 < sum(Rng("c", i).chance(50) for i in range(60)) < 50
+
+
+def test_a_task_folder_is_written_whole_beside_its_place_then_renamed_in(tmp_path,
+                                                                          monkeypatch):
+    """write_folder: parents made, nested files, the folder built beside its place (one
+    filesystem, so the rename is atomic) under a hidden name, readable by the sandbox's
+    agent user (0755), an old folder of the name replaced, and UTF-8 whatever the
+    locale."""
+    import os
+    import stat
+
+    from wirebench.taskgen import spec
+
+    renamed = []
+    real_replace = os.replace
+    monkeypatch.setattr(spec.os, "replace",
+                        lambda a, b: (renamed.append(Path(a)), real_replace(a, b))[1])
+    dest = tmp_path / "not" / "yet" / "t1"
+    spec.write_folder(dest, {"task.md": "Ω 4k7\n", "wrong/deep/x.json": "{}\n"})
+    assert (dest / "task.md").read_bytes() == "Ω 4k7\n".encode()
+    assert (dest / "wrong" / "deep" / "x.json").read_text() == "{}\n"
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o755
+    assert renamed[0].parent == dest.parent and renamed[0].name.startswith(".t1.")
+    spec.write_folder(dest, {"task.md": "again\n"})
+    assert sorted(p.name for p in dest.iterdir()) == ["task.md"], "the old folder stays"
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["t1"]
+
+
+def test_a_task_folder_that_fails_to_write_leaves_nothing(tmp_path):
+    """A write that fails midway leaves neither a half folder nor its scratch copy."""
+    from wirebench.taskgen import spec
+
+    with pytest.raises(UnicodeEncodeError):
+        spec.write_folder(tmp_path / "t2", {"a.md": "ok\n", "b.md": "\udcff\n"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_written_file_is_utf8_under_any_locale(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from wirebench.taskgen.spec import "
+            "write_folder; write_folder(Path(sys.argv[1]), {'t.md': 'R = 4.7 k\\u03a9\\n'})")
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("LC_")}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t3")],
+                          env={**env, "LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0"},
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "t3" / "t.md").read_bytes() == "R = 4.7 kΩ\n".encode()
+
+
+def test_a_prompt_keeps_its_leading_text_and_ends_with_one_newline():
+    from wirebench.taskgen.spec import GeneratedTask, files
+
+    out = files(GeneratedTask(prompt="    indented first line\nbody\n\n\n", meta={},
+                              reference={"ops": []}, id="x"))
+    assert out["task.md"] == "    indented first line\nbody\n"
