@@ -61,7 +61,8 @@ def strict(design, case) -> bool:
 
 
 def _rewires(case) -> bool:
-    return case["kind"] in REWIRES or case.get("rewires", False)
+    """Does the fix move a pin between named nets (a rework's, if any of its faults')?"""
+    return any(c["kind"] in REWIRES for c in [case, *case.get("faults", [])])
 
 
 def _rails(design, case) -> str:

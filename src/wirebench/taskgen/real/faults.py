@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import re
-
-import numpy as np
 
 from wirebench.taskgen.layout import Part, ops_for, pin_table
 
@@ -242,7 +241,7 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
         design_ohms = meter.reading(a, b)
         faulty = faulty or Ohmmeter(design, {part.ref: bad})
         board = faulty.reading(a, b)
-        if not np.isfinite(board) or abs(board / design_ohms - 1) < 0.1:
+        if not math.isfinite(board) or abs(board / design_ohms - 1) < 0.1:
             continue
         if any(abs(faulty.reading(a, b, ref, factor) / design_ohms - 1) < APART
                for ref in faulty.resistors() if ref != part.ref
@@ -503,6 +502,18 @@ def combine(ops: list[dict], found: list[dict]) -> list[dict]:
     return out
 
 
+def _fits(case: dict, chosen: list[dict], design) -> bool:
+    """May this fault join those chosen for one sheet? Its own part, no signal net shared
+    (each note points at one place), no wrong answer touching a faulty part, and no
+    ohmmeter note that another fault would make wrong."""
+    if any(c["ref"] == case["ref"] or _signal_nets(case, design) & _signal_nets(c, design)
+           for c in chosen):
+        return False
+    refs = {c["ref"] for c in chosen} | {case["ref"]}
+    touched = set().union(*(_edited(c["wrong_fix"]) for c in [*chosen, case]))
+    return not touched & refs and not _misreads(case, chosen, design)
+
+
 def _misreads(case: dict, chosen: list[dict], design) -> bool:
     """Would an ohmmeter's note be wrong on this sheet? It is worked out with that fault
     alone, so no other fault may be on a part that conducts at DC (a part never fitted
@@ -522,17 +533,10 @@ def rework_faults(design, ops, places, rng) -> list[dict]:
         kinds = list(by_kind)[start:] + list(by_kind)[:start]
         chosen: list[dict] = []
         for kind in kinds:
-            for case in by_kind[kind]:
-                refs = {c["ref"] for c in chosen} | {case["ref"]}
-                if case["ref"] in used or any(
-                        _signal_nets(case, design) & _signal_nets(c, design)
-                        or c["ref"] == case["ref"] for c in chosen) or (
-                        (_edited(case["wrong_fix"]) | set().union(
-                            *(_edited(c["wrong_fix"]) for c in chosen))) & refs) or (
-                        _misreads(case, chosen, design)):
-                    continue
+            case = next((c for c in by_kind[kind] if c["ref"] not in used
+                         and _fits(c, chosen, design)), None)
+            if case is not None:
                 chosen.append(case)
-                break
             if len(chosen) == REWORK_FAULTS:
                 break
         if len(chosen) < 2:
@@ -543,7 +547,6 @@ def rework_faults(design, ops, places, rng) -> list[dict]:
         fix = [op for c in order for op in c["fix"]]
         out.append({
             "kind": "rework", "ref": "+".join(c["ref"] for c in order), "faults": order,
-            "rewires": any(c["kind"] in ("wrong-net", "swapped", "rail") for c in order),
             "base": combine(ops, order), "fix": fix,
             "symptoms": [c["symptom"] for c in order],
             # one fault left as it was, and one fixed on the wrong part
