@@ -224,3 +224,101 @@ def test_a_prompt_keeps_its_leading_text_and_ends_with_one_newline():
     out = files(GeneratedTask(prompt="    indented first line\nbody\n\n\n", meta={},
                               reference={"ops": []}, id="x"))
     assert out["task.md"] == "    indented first line\nbody\n"
+
+
+def _placed(ops: list[dict], ref: str) -> tuple[int, int]:
+    op = next(o for o in ops if o["op"] == "place_component" and o["designator"] == ref)
+    return op["x_mil"], op["y_mil"]
+
+
+def test_a_stubbed_pin_gets_a_wire_away_from_the_part_and_its_label_at_the_end():
+    """layout.ops_for, the stub branch (the board tier's and the real tier's parts whose
+    labels would overlap): a wire along the pin's own axis, away from the body, long enough
+    for the label (60 mil a character and 150, at least 200, on the grid), and the label
+    at its end turned to run away from the part (0 right, 90 up, 180 left, 270 down)."""
+    from wirebench.taskgen.families.common import libraries
+    from wirebench.taskgen.layout import Part, ops_for
+
+    part = Part("R1", "Device:R", "10k", {"1": "SIG_LONG", "2": "GND"}, stub=True)
+    ops = ops_for([part], libraries(), None)
+    ox, oy = _placed(ops, "R1")
+    # Device:R's pin 1 is 150 mil above its origin, pin 2 150 mil below.
+    assert [o for o in ops if o["op"] != "place_component"] == [
+        {"op": "add_wire", "vertices": [[ox, oy - 150], [ox, oy - 150 - 600]]},
+        {"op": "add_net_label", "name": "SIG_LONG", "at": [ox, oy - 750], "rotation": 90},
+        {"op": "add_wire", "vertices": [[ox, oy + 150], [ox, oy + 150 + 300]]},
+        {"op": "add_net_label", "name": "GND", "at": [ox, oy + 450], "rotation": 270}]
+
+
+def test_a_stubbed_led_takes_its_cathode_label_on_a_300_mil_wire_and_its_anode_on_the_pin():
+    from wirebench.taskgen.families.common import libraries
+    from wirebench.taskgen.layout import Part, ops_for
+
+    ops = ops_for([Part("D1", "Device:LED", None, {"1": "K_NET", "2": "A_NET"}, stub=True)],
+                  libraries(), None)
+    ox, oy = _placed(ops, "D1")
+    # Device:LED's cathode (pin 1) is 150 mil left of its origin
+    assert [o for o in ops if o["op"] != "place_component"] == [
+        {"op": "add_wire", "vertices": [[ox - 150, oy], [ox - 450, oy]]},
+        {"op": "add_net_label", "name": "K_NET", "at": [ox - 450, oy]},
+        {"op": "add_net_label", "name": "A_NET", "at": "D1.2"}]
+
+
+def test_a_flagged_supply_pin_gets_its_power_flag_on_the_wire_between_pin_and_label():
+    from wirebench.taskgen.families.common import libraries
+    from wirebench.taskgen.layout import Part, ops_for
+
+    ops = ops_for([Part("R2", "Device:R", "1k", {"1": "VM", "2": "GND"}, flags=("1",)),
+                   Part("R3", "Device:R", "1k", {"1": "VM", "2": "GND"}, rotation=90)],
+                  libraries(), None)
+    ox, oy = _placed(ops, "R2")
+    wire = next(o for o in ops if o["op"] == "add_wire")
+    assert wire["vertices"] == [[ox, oy - 150], [ox, oy - 450]]
+    (flag,) = [o for o in ops if o["op"] == "place_pwr_flag"]
+    fx, fy = flag["at"]
+    assert fx == ox and oy - 450 < fy < oy - 150, flag  # on the wire, not at its ends
+    assert {"op": "add_net_label", "name": "GND", "at": "R2.2"} in ops
+    assert next(o for o in ops if o.get("designator") == "R3")["rotation"] == 90
+    assert {"op": "add_net_label", "name": "VM", "at": "R3.1"} in ops, "unflagged: on the pin"
+
+
+def test_a_part_copy_is_the_same_part_with_its_own_pins():
+    from wirebench.taskgen.layout import Part
+
+    part = Part("U1", "Driver:X", "v", {"1": "A"}, rotation=180, stub=True, flags=("VM",))
+    twin = part.copy()
+    assert twin == part and twin.pins is not part.pins
+
+
+def test_an_unknown_symbol_is_refused_naming_it():
+    from wirebench.taskgen.families.common import libraries
+    from wirebench.taskgen.layout import envelope, pin_table
+
+    with pytest.raises(ValueError, match="^Device:NoSuchPart: "):
+        pin_table("Device:NoSuchPart", libraries())
+    assert envelope([]) == {"protocol_version": 2, "target_format": "kicad", "ops": []}
+
+
+def test_a_nets_members_are_in_natural_order_named_pins_first():
+    from wirebench.taskgen.layout import _pin_order
+
+    members = ["U10.1", "U2.10", "U2.2", "U2.A1", "R1.1", "U2.1"]
+    assert sorted(members, key=_pin_order) == ["R1.1", "U2.A1", "U2.1", "U2.2", "U2.10",
+                                               "U10.1"]
+
+
+def test_a_stub_on_a_pin_that_points_sideways_runs_sideways_and_turns_its_label():
+    """A flagged LED's pins (left and right of its origin) take the stub branch: each wire
+    runs out sideways and its label reads away from the part (180 to the left, 0 to the
+    right), with a flag on each wire."""
+    from wirebench.taskgen.families.common import libraries
+    from wirebench.taskgen.layout import Part, ops_for
+
+    ops = ops_for([Part("D2", "Device:LED", None, {"1": "VM", "2": "VINT"}, flags=("1", "2"))],
+                  libraries(), None)
+    ox, oy = _placed(ops, "D2")
+    labels = [o for o in ops if o["op"] == "add_net_label"]
+    assert labels == [
+        {"op": "add_net_label", "name": "VM", "at": [ox - 450, oy], "rotation": 180},
+        {"op": "add_net_label", "name": "VINT", "at": [ox + 150 + 400, oy], "rotation": 0}]
+    assert len([o for o in ops if o["op"] == "place_pwr_flag"]) == 2
