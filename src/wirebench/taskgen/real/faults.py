@@ -253,7 +253,7 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
         return None
     _, b, board, design_ohms = min(readings, key=lambda r: r[0])
     return ("One resistor on this board was fitted ten times off its value. Unpowered, "
-            "with its chips out of their sockets, an ohmmeter from "
+            "with its chips out of circuit, an ohmmeter from "
             f"{places.where(a)} to {places.where(b)} reads {ohms_text(board)}; the "
             f"design gives {ohms_text(design_ohms)}.")
 
