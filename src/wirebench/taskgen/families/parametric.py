@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from wirebench.taskgen.layout import envelope
 from wirebench.taskgen.spec import GeneratedTask, Wrong
 
 FAMILY = "parametric"
@@ -67,7 +68,7 @@ def oplist(parts: list[tuple], nets: dict[str, list[str]]) -> dict:
                     "value": value})
     for name, pins in nets.items():
         ops.extend({"op": "add_net_label", "name": name, "at": pin} for pin in pins)
-    return {"protocol_version": 2, "target_format": "kicad", "ops": ops}
+    return envelope(ops)
 
 
 # -- the kinds -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ faulty one, changed in the direction that makes the symptom worse).
 from __future__ import annotations
 
 from wirebench.taskgen.families import parametric as design
+from wirebench.taskgen.layout import envelope
 from wirebench.taskgen.spec import GeneratedTask, Wrong
 
 FAMILY = "repair"
@@ -42,10 +43,6 @@ FAULTS = {
 
 def _value(parts, ref: str) -> str:
     return next(v for r, _, v in parts if r == ref)
-
-
-def _ops(ops: list[dict]) -> dict:
-    return {"protocol_version": 2, "target_format": "kicad", "ops": ops}
 
 
 def _set(ref: str, value: str) -> dict:
@@ -125,7 +122,7 @@ def generate(rng, index: int) -> GeneratedTask:
     ])
     task.meta["tier"] = "repair"
     task.base = design.oplist(*planted["base"])
-    task.reference = _ops(planted["fix"])
+    task.reference = envelope(planted["fix"])
     task.meta["criteria"] = [{"id": "edit_size", "kind": "max_ops", "max": MAX_EDIT_OPS}]
     # The prompt states the op-amp's value (parametric.OPAMP_NOTE) and the base sheet names
     # it, so a repair must keep it. (A design task's agent picks its own designators: there
@@ -139,7 +136,7 @@ def generate(rng, index: int) -> GeneratedTask:
     task.wrong = [
         Wrong("redraw", redraw, "edit_size",
               f"the whole circuit drawn again ({len(redraw['ops'])} ops) is no repair"),
-        Wrong("wrong-part", _ops(planted["wrong_fix"]), f"sim:{planted['measure']}",
+        Wrong("wrong-part", envelope(planted["wrong_fix"]), f"sim:{planted['measure']}",
               planted["wrong_why"]),
     ]
     return task
