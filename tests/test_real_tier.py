@@ -165,7 +165,7 @@ def test_the_default_run_generates_a_sample_and_all_runs_them_all(demos, project
     """A run whose config asks for the real tier generates it when it starts, into the
     cache folder, and runs it beside the tasks folder's tasks: the first N with
     `real: N`, every one with `sample_per_tier=all` (here the demos folder holds ecc83
-    alone, so that all is six tasks). A rerun generates nothing and runs nothing; without
+    alone, so that all is seven tasks). A rerun generates nothing and runs nothing; without
     kicad-demos the run goes on and says that the tier was left out."""
     only = tmp_path / "demos"
     only.mkdir()
