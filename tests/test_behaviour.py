@@ -335,16 +335,17 @@ def test_max_tool_calls_counts_calls_not_replies_and_keeps_the_last_draft(tmp_pa
 
 
 def test_the_loops_timeout_ends_it_between_requests_as_the_models_failure(tmp_path):
-    """The loop has 1 s; the model's first reply draws a 300-resistor board, which takes
-    akcli longer than that. The loop ends on its budget before a second request, with the
-    draft as the answer: the model's result, never an infra error (which would be retried
-    and left out of the pass rate)."""
+    """The loop has 1 s; the model's first reply draws a 600-resistor board, which takes
+    akcli longer than that (2.2 s warm here; 300 took 0.75 s, under the budget once the
+    suite had warmed akcli up). The loop ends on its budget before a second request, with
+    the draft as the answer: the model's result, never an infra error (which would be
+    retried and left out of the pass rate)."""
     from fake_openai import tool_calls
 
     big = {"protocol_version": 2, "target_format": "kicad", "ops": [
         {"op": "place_component", "lib_id": "Device:R", "designator": f"R{i}",
          "x_mil": 1000 + 400 * (i % 20), "y_mil": 1000 + 400 * (i // 20), "value": "1k"}
-        for i in range(1, 301)]}
+        for i in range(1, 601)]}
 
     def script(n, body):
         return tool_calls(("draw", {"oplist": big}))
