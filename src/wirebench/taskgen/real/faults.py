@@ -7,9 +7,14 @@ pull-up or bypass). The repair restores the demo's netlist exactly; a part on th
 net is fixed the way akcli allows under its rails: the part deleted with its labels and
 placed again where it was, with its labels right (four ops for a two-pin part).
 
+A rework plants two or three such faults at once, of different kinds, on parts that share
+no signal net, with a bench note each. A resistor's decade slip may be told as an
+ohmmeter's reading of the board (ohmmeter.py).
+
 Each repair ships two wrong answers: the sheet left as it is (the empty edit), and a fix of
-the wrong part (a neighbour on the same nets changed instead). A change request ships the
-empty edit and a near miss.
+the wrong part (a neighbour on the same nets changed instead); a rework adds its partial
+fix (the last note's fault left as it was). A change request ships the empty edit and a
+near miss.
 """
 
 from __future__ import annotations
