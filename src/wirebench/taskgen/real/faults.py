@@ -250,7 +250,7 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
             continue
         if any(abs(faulty.reading(a, b, ref, factor) / design_ohms - 1) < APART
                for ref in faulty.resistors() if ref != part.ref
-               and faulty.conducts(a, faulty.net_of(ref)) for factor in (10, 0.1)):
+               and faulty.reaches(a, ref) for factor in (10, 0.1)):
             continue
         alone = abs(board / part_value(bad) - 1) < APART
         readings.append((alone, b, board, design_ohms))

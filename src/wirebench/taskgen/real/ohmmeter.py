@@ -84,17 +84,16 @@ class Ohmmeter:
             r -= dg * self._form(ab, (i, j)) ** 2 / (1 + dg * self._form((i, j), (i, j)))
         return float(r)
 
-    def net_of(self, ref: str) -> str:
-        """One of the nets a conducting part sits on."""
-        i = self.edges[ref][0]
-        return next(n for n, k in self.index.items() if k == i)
+    def reaches(self, net: str, ref: str) -> bool:
+        """Does conducting part `ref` sit in the piece of the board that `net` is in?"""
+        return self._find(self.index[net]) == self._find(self.edges[ref][0])
 
     def resistors(self) -> list[str]:
         return [ref for ref in self.edges if _prefix(ref) == "R"]
 
 
 def ohms_text(ohms: float) -> str:
-    """A reading as a meter shows it: three figures and a prefix (4.70 kΩ)."""
+    """A reading as a meter shows it: three figures at most and a prefix (4.7 kΩ)."""
     for scale, unit in ((1e6, "MΩ"), (1e3, "kΩ"), (1, "Ω")):
         if ohms >= scale:
             return f"{ohms / scale:.3g} {unit}"
