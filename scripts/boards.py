@@ -72,6 +72,11 @@ def mutate_parts(parts, drop=None, values=None, pins=None, nets=None):
                  p.rotation, p.stub, p.flags) for p in parts if p.ref != drop]
 
 
+def both(a: str, b: str, **change) -> dict:
+    """The same change to two parts (both load capacitors, both sense resistors)."""
+    return {"ref": a, **change, "also": {"ref": b, **change}}
+
+
 B01 = {
     "id": "b01-stm32f030-minimum",
     "title": "STM32F030 minimum system",
@@ -468,7 +473,64 @@ B10 = {
     },
 }
 
-BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12]
+# A whole node: an MCU, an RS-485 link and a motor driver on one board. What it adds to
+# the single-chip boards is the pin multiplexer: the USART's own driver-enable, four PWM
+# inputs on timer channels that can be set apart, and the sense resistors on ADC inputs.
+MOTOR_NODE_MCU = {
+    "VDD": "+3V3", "VDDA": "+3V3", "VSS": "GND", "BOOT0": "BOOT0", "NRST": "NRST",
+    "PA13": "SWDIO", "PA14": "SWCLK", "PA9": "UART_TX", "PA10": "UART_RX",
+    "PA1": "RS485_DE", "PA4": "AIN1", "PA6": "AIN2", "PA7": "BIN1", "PB1": "BIN2",
+    "PA0": "AISEN", "PA5": "BISEN", "PF0": "nFAULT", "PF1": "nSLEEP"}
+
+B13 = {
+    "id": "b13-rs485-motor-node",
+    "title": "RS-485 motor node",
+    "libraries": ["Device", "power", "Switch", "Connector", "Connector_Generic",
+                  "Regulator_Linear", "MCU_ST_STM32F0", "Interface_UART", "Driver_Motor"],
+    "parts": [
+        header("J1", ["+6V_MOTOR", "GND"]),
+        header("J2", ["+5V", "BUS_A", "BUS_B", "GND"]),
+        *ldo_block("U2", "C10", "C11"),
+        Part("U1", STM32, "STM32F030F4P6", MOTOR_NODE_MCU),
+        C("C1", "100n", "+3V3"), C("C2", "100n", "+3V3"), C("C3", "4.7u", "+3V3"),
+        R("R1", "10k", "BOOT0", "GND"), C("C4", "100n", "NRST"),
+        Part("SW1", "Switch:SW_Push", None, {"1": "NRST", "2": "GND"}),
+        Part("J3", SWD10, None, {"VTref": "+3V3", "SWDIO/TMS": "SWDIO", "SWDCLK/TCK": "SWCLK",
+                                 "~{RESET}": "NRST", "GND": "GND", "GNDDetect": "GND"}),
+        Part("U3", TRANSCEIVER, "MAX3485", {"VCC": "+3V3", "GND": "GND", "RO": "UART_RX",
+                                            "~{RE}": "RS485_DE", "DE": "RS485_DE",
+                                            "DI": "UART_TX", "A": "BUS_A", "B": "BUS_B"}),
+        C("C5", "100n", "+3V3"),
+        R("R2", "10k", "UART_RX", "+3V3"), R("R3", "10k", "RS485_DE", "GND"),
+        R("R4", "120", "BUS_A", "BUS_B"),
+        Part("D1", "Device:D_TVS", "SM712", {"A1": "BUS_A", "A2": "GND"}),
+        Part("D2", "Device:D_TVS", "SM712", {"A1": "BUS_B", "A2": "GND"}),
+        Part("C6", "Device:C_Polarized", "47u", {"1": "+6V_MOTOR", "2": "GND"}),
+        C("C7", "100n", "+6V_MOTOR"),
+        Part("U4", DRIVER, "DRV8833PWP", {
+            "VM": "+6V_MOTOR", "GND": "GND", "GND(PPAD)": "GND", "VINT": "VINT", "VCP": "VCP",
+            "nSLEEP": "nSLEEP", "nFAULT": "nFAULT", "AIN1": "AIN1", "AIN2": "AIN2",
+            "BIN1": "BIN1", "BIN2": "BIN2", "AOUT1": "MA1", "AOUT2": "MA2", "BOUT1": "MB1",
+            "BOUT2": "MB2", "AISEN": "AISEN", "BISEN": "BISEN"}),
+        C("C8", "2.2u", "VINT"), C("C9", "10n", "VCP", "+6V_MOTOR"),
+        R("R5", "0R33", "AISEN", "GND"), R("R6", "0R33", "BISEN", "GND"),
+        R("R7", "10k", "nFAULT", "+3V3"),
+        header("J4", ["MA1", "MA2"]), header("J5", ["MB1", "MB2"]),
+        R("R8", "1k", "+3V3", "PWR_LED"), LED("D3", "PWR_LED", "GND"),
+    ],
+    "wrong": {
+        # the direction on a plain GPIO: PA1 left open, DE on PA2
+        "direction-on-gpio": {"ref": "U1", "pins": {"PA1": None, "PA2": "RS485_DE"}},
+        # BIN2 on PA3, which has no timer
+        "pwm-without-timer": {"ref": "U1", "pins": {"PB1": None, "PA3": "BIN2"}},
+        # AISEN on PF0 (no ADC), nFAULT on PA0
+        "sense-on-digital-pin": {"ref": "U1", "pins": {"PA0": "nFAULT", "PF0": "AISEN"}},
+        "sense-for-1a": both("R5", "R6", value="0R2"),
+        "receiver-on-tx": {"ref": "U3", "pins": {"RO": "UART_TX", "DI": "UART_RX"}},
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13]
 
 
 # The spec tier: each board again, stated as requirements (tasks/p*/task.md) with the
@@ -486,11 +548,6 @@ def spec(board: dict, sid: str, parts=None, wrong=None, edit=None) -> dict:
     if edit is not None:
         out["edit"] = edit
     return out
-
-
-def both(a: str, b: str, **change) -> dict:
-    """The same change to two parts (both load capacitors, both sense resistors)."""
-    return {"ref": a, **change, "also": {"ref": b, **change}}
 
 
 # A crystal for CL = 12.5 pF with 3.5 pF of stray per pin: 2 × (12.5 − 3.5) = 18 pF.
@@ -607,4 +664,6 @@ P11 = spec(B11, "p11-can-node", wrong={
 })
 P12 = spec(B12, "p12-usb-uart-bridge")
 
-SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12]
+P13 = spec(B13, "p13-rs485-motor-node")
+
+SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13]

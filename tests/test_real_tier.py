@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -372,17 +373,26 @@ def _resistance(nets: dict[str, set[str]], values: dict[str, str], a: str, b: st
 
     from wirebench.verify.design_rules import part_value
 
-    ends: dict[str, list[str]] = {}
+    ends: dict[str, dict[str, str]] = {}
     for net, members in nets.items():
         for m in members:
-            ends.setdefault(m.split(".")[0], []).append(net)
+            ref, pin = m.split(".", 1)
+            ends.setdefault(ref, {})[pin] = net
     index = {n: i for i, n in enumerate(sorted(nets))}
     g = np.zeros((len(index), len(index)))
     for ref, on in ends.items():
-        ohms = (part_value(values.get(ref)) if ref[0] == "R" and ref[1:].isdigit()
-                else 1e-3 if ref[0] == "L" and ref[1:].isdigit() else None)
-        if len(on) == 2 and on[0] != on[1] and ohms:
-            i, j = index[on[0]], index[on[1]]
+        kind = re.sub(r"\d+$", "", ref)
+        if kind == "RR" and "1" in on:  # an array: pin 1 common, "8x10K"
+            ohms = part_value(values[ref].split("x")[-1])
+            links = [(on["1"], net) for pin, net in on.items() if pin != "1"]
+        else:
+            ohms = (part_value(values.get(ref)) if kind in ("R", "RCAN")
+                    else 1e-3 if kind in ("L", "FB", "F") else None)
+            links = [tuple(on.values())] if len(on) == 2 else []
+        for one, two in links:
+            if one == two or not ohms:
+                continue
+            i, j = index[one], index[two]
             g[i, i] += 1 / ohms
             g[j, j] += 1 / ohms
             g[i, j] -= 1 / ohms
@@ -400,7 +410,8 @@ def _resistance(nets: dict[str, set[str]], values: dict[str, str], a: str, b: st
 def test_an_ohmmeters_note_is_what_the_circuit_reads(demos, tmp_path):
     """A resistor's decade slip is told as an ohmmeter reading, and both figures follow
     from the circuit: the design's from the expected netlist and values, the board's from
-    the faulty sheet's value; worked out here with networkx, not the generator's code."""
+    the faulty sheet's value; worked out here with a nodal solve, not the generator's
+    code."""
     import re
 
     from wirebench.taskgen.real import generate
@@ -481,3 +492,157 @@ def test_a_value_changed_reads_as_on_a_board_built_with_it(demos):
                 assert meter.reading(a, b, ref, factor) == pytest.approx(built, rel=1e-6)
                 moved += abs(built / meter.reading(a, b) - 1) > 0.01
     assert moved >= 12, "too few readings that a change moves: the check proves little"
+
+
+READ = re.compile(r"from (.+?) to (.+?) it reads ([\d.]+) (k|M|)Ω where the design gives "
+                  r"([\d.]+) (k|M|)Ω")
+
+
+def _ohms(figure: str, prefix: str) -> float:
+    return float(figure) * {"": 1, "k": 1e3, "M": 1e6}[prefix]
+
+
+def test_two_resistors_exchanged_are_told_by_readings_no_other_exchange_gives(demos,
+                                                                               tmp_path):
+    """Two resistors fitted in each other's places: each value is one the design uses, so
+    only the note's readings tell which two. Worked out here apart from the generator (a
+    nodal solve per board): the figures are what the boards read, and of every exchange of
+    two resistors on the faulty board, only the reference's gives back every design
+    figure. Then the gate: the reference passes, the sheet as given and the near miss
+    fail on the values."""
+    import itertools
+
+    from wirebench.taskgen.real import generate
+    from wirebench.verify.design_rules import part_value
+
+    made = generate("7", demos, tmp_path / "real", names=["pic_programmer"],
+                    per_demo={"value-swap": 2})
+    assert made, "pic_programmer gives no exchange to tell"
+    for task in made:
+        readings = [(re.search(r"`([^`]+)`\)?$", a).group(1),
+                     re.search(r"`([^`]+)`\)?$", b).group(1), _ohms(bf, bp), _ohms(wf, wp))
+                    for a, b, bf, bp, wf, wp in READ.findall((task / "task.md").read_text())]
+        assert readings and "fitted in each other's places" in (task / "task.md").read_text()
+        nets = {n["name"]: set(n["members"]) for n in
+                json.loads((task / "expected_nets.json").read_text())["nets"]}
+        values = next(c for c in yaml.safe_load((task / "task.yaml").read_text())["criteria"]
+                      if c["id"] == "values")["values"]
+        board = {**values, **{op["designator"]: op["value"] for op in json.loads(
+            (task / "base_ops.json").read_text())["ops"] if op["op"] == "place_component"
+            and "value" in op}}
+        fixed = {op["designator"] for op in
+                 json.loads((task / "reference_ops.json").read_text())["ops"]}
+        assert len(fixed) == 2 and {board[r] for r in fixed} == {values[r] for r in fixed}
+        for a, b, on_board, designed in readings:
+            assert _resistance(nets, values, a, b) == pytest.approx(designed, rel=0.005)
+            assert _resistance(nets, board, a, b) == pytest.approx(on_board, rel=0.005)
+            assert abs(on_board / designed - 1) >= 0.1
+        resistors = [r for r in board if re.fullmatch(r"R\d+", r) and part_value(board[r])]
+        restore = []
+        for r, s in itertools.combinations(resistors, 2):
+            if board[r] == board[s]:
+                continue
+            back = {**board, r: board[s], s: board[r]}
+            if all(abs(_resistance(nets, back, a, b) / want - 1) < 0.05
+                   for a, b, _, want in readings):
+                restore.append({r, s})
+        assert restore == [fixed], f"{task.name}: {restore} restore the figures"
+    proc = subprocess.run(["wirebench", "tasks", "check", str(tmp_path / "real"), "--json"],
+                          capture_output=True, text=True, cwd=REPO)
+    report = json.loads(proc.stdout)
+    bad = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
+    assert proc.returncode == 0 and not bad, bad
+    for task in made:
+        fails = {w["fails"] for w in yaml.safe_load((task / "task.yaml").read_text())
+                 ["wrong_answers"]}
+        assert fails == {"values"}
+
+
+def test_an_exchange_reads_as_on_a_board_built_with_it(demos):
+    """The generator asks what the meter reads for every exchange of two resistors of a
+    piece (a rank-two update) and for every one refitted with another value (rank one):
+    each answer must be the reading of a board built that way."""
+    import numpy as np
+
+    from wirebench.taskgen.layout import Part
+    from wirebench.taskgen.real import demos as demo_mod
+    from wirebench.taskgen.real.ohmmeter import Ohmmeter
+
+    class Mesh:  # a bridge: every exchange moves the reading through two paths at once
+        parts = [Part(ref, "Device:R", v, {"1": a, "2": b}) for ref, a, b, v in (
+            ("R1", "A", "B", "1K"), ("R2", "B", "C", "4.7K"), ("R3", "B", "GND", "10K"),
+            ("R4", "C", "GND", "2.2K"), ("R5", "A", "C", "3.3K"))]
+
+    demo = demo_mod.read(demo_mod.BY_NAME["pic_programmer"], demos)
+    # the demo's pieces are trees, probed from a resistor's net to a ground or rail
+    probes = [(demo, demo.part(r).pins["1"], end) for r in demo.ohmmeter.resistors()[:6]
+              for end in ("GND", "VCC", "VPP") if end in demo.ohmmeter.index
+              and demo.ohmmeter.conducts(demo.part(r).pins["1"], end)
+              and demo.part(r).pins["1"] != end]
+    mesh = Mesh()
+    mesh.ohmmeter = Ohmmeter(mesh)
+    probes += [(mesh, "A", "GND"), (mesh, "B", "C")]
+    checked = 0
+    for design, a, b in probes:
+        meter = design.ohmmeter
+        piece = [r for r in meter.resistors() if meter.reaches(a, r)]
+        exchanged = meter.swapped(a, b, piece)
+        refitted = meter.refitted(a, b, piece, [330.0, 47e3])
+        for k, one in enumerate(piece):
+            for u, ohms in enumerate((330.0, 47e3)):
+                built = Ohmmeter(design, {one: f"{ohms:.9g}"}).reading(a, b)
+                assert refitted[k, u] == pytest.approx(built, rel=1e-6)
+            for m, two in enumerate(piece):
+                v1, v2 = meter.edges[one][2], meter.edges[two][2]
+                if one == two or v1 == v2:
+                    assert np.isnan(exchanged[k, m])
+                    continue
+                built = Ohmmeter(design, {one: f"{v2:.9g}", two: f"{v1:.9g}"}).reading(a, b)
+                assert exchanged[k, m] == pytest.approx(built, rel=1e-6)
+                checked += abs(built / meter.reading(a, b) - 1) > 0.01
+    assert checked >= 10, "too few exchanges that move a reading: the check proves little"
+
+
+def test_no_reading_is_given_where_a_part_of_unknown_state_closes_a_loop():
+    """A trimmer, a jumper or a toggle conducts in a state the schematic does not give:
+    where one joins two nets of a piece of the board (directly, or through other pieces),
+    what the piece reads is unknown, and the meter says so (NaN). One that leads to a
+    dead end, or back to the net it left, changes nothing and the reading stands."""
+    import math
+
+    from wirebench.taskgen.layout import Part
+    from wirebench.taskgen.real.ohmmeter import Ohmmeter
+
+    def R(ref, a, b, v="1K"):
+        return Part(ref, "Device:R", v, {"1": a, "2": b})
+
+    def jumper(ref, a, b):
+        return Part(ref, "lib:JUMPER", None, {"1": a, "2": b})
+
+    class Board:
+        def __init__(self, *parts):
+            self.parts = list(parts)
+
+    chain = [R("R1", "A", "B"), R("R2", "B", "GND")]
+    dead_end = Ohmmeter(Board(*chain, jumper("JP1", "B", "X")))
+    assert dead_end.sure("A") and dead_end.reading("A", "GND") == pytest.approx(2000)
+    two_ends = Ohmmeter(Board(*chain, jumper("JP1", "A", "X"), jumper("JP2", "B", "X2"),
+                              R("R9", "X", "X3")))
+    assert two_ends.reading("A", "GND") == pytest.approx(2000)
+    # back to the net it left through a pull-up of another piece: still no loop in A..GND
+    pull = [R("R3", "V", "Y"), jumper("JP1", "GND", "Y"), jumper("JP2", "GND", "V")]
+    assert Ohmmeter(Board(*chain, *pull)).reading("A", "GND") == pytest.approx(2000)
+    across = Ohmmeter(Board(*chain, jumper("JP1", "A", "B")))
+    assert not across.sure("A") and math.isnan(across.reading("A", "GND"))
+    # through another piece: A to Z by one jumper, Z to GND by another, Z..Z' a resistor
+    around = Ohmmeter(Board(*chain, jumper("JP1", "A", "Z"), R("R4", "Z", "Z2"),
+                            jumper("JP2", "Z2", "GND")))
+    assert math.isnan(around.reading("A", "GND"))
+    # a trimmer with its wiper on one end, across two nets of the piece
+    pot = Part("RV1", "lib:POT", "10K", {"1": "A", "2": "GND", "3": "GND"})
+    assert math.isnan(Ohmmeter(Board(*chain, pot)).reading("B", "GND"))
+    # an array's resistors conduct, each from the common pin; a fuse is a short
+    array = Part("RR1", "lib:RR8", "8x10K", {"1": "V", "2": "A", "3": "GND"})
+    fuse = Part("F1", "lib:FUSE", "FUSE", {"1": "A", "2": "Q"})
+    meter = Ohmmeter(Board(array, fuse, R("R5", "Q", "GND", "10K")))
+    assert meter.reading("A", "GND") == pytest.approx(1 / (1 / 20e3 + 1 / 10e3), rel=1e-6)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "no_connect",
-                        "part", "divider"})
+                        "part", "divider", "assigned"})
 # Two-terminal parts by class: the lib_id's symbol name, as KiCad's Device library names
 # them (R, R_Small, R_US; C, C_Small, C_Polarized, CP; L, L_Small; D, D_Schottky ...).
 CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
@@ -324,9 +324,68 @@ def _divider(rule: dict, board: Board) -> tuple[bool, str]:
     return not wrong, "; ".join(wrong) or "; ".join(right)
 
 
+def _assigned(rule: dict, board: Board) -> tuple[bool, str]:
+    """assigned: each of `pins` (of `part`) reaches one pin of `to_part` among `choices`
+    ({pin name: [the functions it can give]}), each its own, and the pins chosen can give
+    every one a different function (two PWM inputs on one timer channel cannot be set
+    apart). A pin multiplexer's assignment, as a datasheet's pin table allows it."""
+    choices = {name: set(funcs) for name, funcs in rule["choices"].items()}
+    targets = board.refs_of(rule["to_part"])
+    if not targets:
+        raise RuleError(f"no {rule['to_part']} is placed")
+    wrong, chosen = [], []
+    found = [f for pin in rule["pins"]
+             for f in _pin_nets(board, {"part": rule["part"], "pin": pin})]
+    for ref, number, net in found:
+        text = _pin_text(board, ref, number)
+        on = sorted((board.pin_names.get(t, {}).get(m.split(".", 1)[1], ""), t)
+                    for m in (board.members.get(net, set()) if net else set())
+                    for t in targets if m.split(".", 1)[0] == t)
+        if not on:
+            wrong.append(f"{text} reaches no pin of {rule['to_part']}")
+            continue
+        fit = [name for name, _ in on if name in choices]
+        if len(on) > 1:
+            wrong.append(f"{text} is on {', '.join(n for n, _ in on)} at once")
+        elif not fit:
+            wrong.append(f"{text} is on {on[0][0]}, which gives none of "
+                         f"{rule.get('function', 'the functions asked')}")
+        else:
+            chosen.append((text, fit[0]))
+    if wrong:
+        return False, "; ".join(wrong)
+    names = [name for _, name in chosen]
+    if len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        return False, f"{', '.join(twice)} carries two of {', '.join(rule['pins'])}"
+    if not _distinct(names, choices):
+        return False, (f"{', '.join(names)} cannot each give a different "
+                       f"{rule.get('function', 'function')}: "
+                       + "; ".join(f"{n} gives only {', '.join(sorted(choices[n]))}"
+                                   for n in names))
+    return True, "; ".join(f"{t} on {n}" for t, n in chosen)
+
+
+def _distinct(names: list[str], choices: dict[str, set[str]]) -> bool:
+    """Can each pin be given a function of its own (a matching, tried by augmenting
+    paths)?"""
+    owner: dict[str, str] = {}
+
+    def place(name: str, seen: set[str]) -> bool:
+        for func in sorted(choices[name]):
+            if func not in seen:
+                seen.add(func)
+                if func not in owner or place(owner[func], seen):
+                    owner[func] = name
+                    return True
+        return False
+
+    return all(place(name, set()) for name in names)
+
+
 CHECKS = {"decoupled": _decoupled, "strap": _bridged, "pulled": _bridged,
           "series": _bridged, "connected": _connected, "no_connect": _no_connect,
-          "part": _part, "divider": _divider}
+          "part": _part, "divider": _divider, "assigned": _assigned}
 
 
 def check(rule: dict, board: Board) -> tuple[bool, str]:

@@ -36,7 +36,7 @@ LIBRARY = "symbols.kicad_sym"
 # label makes the rails see any edit as a split of that net (demos.Design.shared_pins).
 REWIRES = {"wrong-net", "swapped", "rail", "series"}
 # How many tasks of each kind one demo gives, at most.
-PER_DEMO = {"value": 3, "wrong-net": 3, "swapped": 2, "missing": 2, "rail": 2,
+PER_DEMO = {"value": 3, "value-swap": 2, "wrong-net": 3, "swapped": 2, "missing": 2, "rail": 2,
             "power-led": 1, "series": 1, "rework": 2}
 
 
@@ -209,9 +209,9 @@ def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) 
             found = faults.CHANGES[kind](design, ops, places, libraries)
         seen, pick = set(), []
         for case in rng.shuffle(found):
-            if case["ref"] not in seen and len(pick) < count:
+            if not seen & set(faults.refs_of(case)) and len(pick) < count:
                 pick.append(case)
-                seen.add(case["ref"])
+                seen |= set(faults.refs_of(case))
         picks.append(pick)
     return [c for turn in itertools.zip_longest(*picks) for c in turn if c is not None]
 

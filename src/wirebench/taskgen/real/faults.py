@@ -2,14 +2,16 @@
 
 A fault is planted by editing the base op-list, never by a fresh layout, so the faulty
 sheet is the clean base with one thing wrong: a label's net name (a pin on the wrong net,
-two pins swapped, a rail swapped), a value ten times off, or a part's ops gone (a missing
-pull-up or bypass). The repair restores the demo's netlist exactly; a part on the wrong
-net is fixed the way akcli allows under its rails: the part deleted with its labels and
-placed again where it was, with its labels right (four ops for a two-pin part).
+two pins swapped, a rail swapped), a value ten times off, two resistors' values
+exchanged, or a part's ops gone (a missing pull-up or bypass). The repair restores the
+demo's netlist exactly; a part on the wrong net is fixed the way akcli allows under its
+rails: the part deleted with its labels and placed again where it was, with its labels
+right (four ops for a two-pin part).
 
 A rework plants two or three such faults at once, of different kinds, on parts that share
 no signal net, with a bench note each. A resistor's decade slip may be told as an
-ohmmeter's reading of the board (ohmmeter.py).
+ohmmeter's reading of the board (ohmmeter.py); two resistors' values exchanged always are,
+by a reading that no other exchange in that piece of the board would give.
 
 Each repair ships two wrong answers: the sheet left as it is (the empty edit), and a fix of
 the wrong part (a neighbour on the same nets changed instead); a rework adds its partial
@@ -263,6 +265,131 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
             f"design gives {ohms_text(design_ohms)}.")
 
 
+# Two resistors fitted in each other's places: each value is one the design uses, so
+# neither looks wrong; only a reading tells which two. Their values at most this far apart
+# (a 1K and a 4.7K are easily confused on a reel; a 100 and a 1M are not).
+SWAP_RATIO = 5
+
+
+def _signature(design, part: Part, members) -> tuple:
+    """What a part is connected to, as a reader comparing like parts sees it: each net by
+    its name if it is a rail or ground, else by the symbols on it. Two resistors with one
+    signature are peers (two channels' grid resistors), and a value that differs between
+    them shows."""
+    sides = []
+    for net in part.pins.values():
+        if is_rail(net) or is_ground(net):
+            sides.append(net)
+        else:
+            sides.append(tuple(sorted(symbol(design.part(m.split(".", 1)[0]))
+                                      for m in members[net]
+                                      if m.split(".", 1)[0] != part.ref)))
+    return tuple(sorted(sides, key=repr))
+
+
+def _peered(design, part: Part, members, by_sig) -> bool:
+    """Has the part a peer fitted with its own value, which a swap would set it apart
+    from?"""
+    return any(q.ref != part.ref and q.value == part.value
+               for q in by_sig[_signature(design, part, members)])
+
+
+def swap_faults(design, ops, places) -> list[dict]:
+    """Two resistors of one piece of the board with their values exchanged, told by one or
+    two ohmmeter readings that no other exchange of two of that piece's resistors gives."""
+    from wirebench.taskgen.real.ohmmeter import Ohmmeter, ohms_text
+    from wirebench.verify.design_rules import part_value
+
+    meter, members = design.ohmmeter, design.nets()
+    resistors = [design.part(r) for r in meter.resistors()]
+    by_sig: dict[tuple, list[Part]] = {}
+    for r in resistors:
+        by_sig.setdefault(_signature(design, r, members), []).append(r)
+    out = []
+    for one, two in itertools.combinations(resistors, 2):
+        v1, v2 = part_value(one.value), part_value(two.value)
+        if not (v1 and v2) or not 1.2 <= max(v1, v2) / min(v1, v2) <= SWAP_RATIO:
+            continue
+        nets = sorted(set(one.pins.values()) | set(two.pins.values()),
+                      key=lambda n: (is_ground(n) or is_rail(n), n))
+        if len({meter.piece(n) for n in nets}) != 1:
+            continue  # the two are not in one piece of the board
+        if _peered(design, one, members, by_sig) or _peered(design, two, members, by_sig):
+            continue
+        faulty = Ohmmeter(design, {one.ref: two.value, two.ref: one.value})
+        found = _swap_readings(meter, faulty, nets, one.ref, two.ref)
+        if found is None:
+            continue
+        readings, decoy = found
+        hide = (one.ref, two.ref)  # a net is not named by a pin of a suspect
+        probes = "; ".join(f"from {places.where(a, hide)} to {places.where(b, hide)} it reads "
+                           f"{ohms_text(board)} where the design gives {ohms_text(want)}"
+                           for a, b, want, board in readings)
+        out.append({
+            "kind": "value-swap", "ref": f"{one.ref}+{two.ref}", "refs": [one.ref, two.ref],
+            "base": set_value(set_value(ops, one.ref, two.value), two.ref, one.value),
+            "fix": [{"op": "set_component_parameters", "designator": one.ref,
+                     "value": one.value},
+                    {"op": "set_component_parameters", "designator": two.ref,
+                     "value": two.value}],
+            # one of the two traded back with the exchange the readings come closest to
+            "wrong_fix": [{"op": "set_component_parameters", "designator": one.ref,
+                           "value": design.part(decoy).value},
+                          {"op": "set_component_parameters", "designator": decoy,
+                           "value": two.value}],
+            "fails": "values",
+            "wrong_why": f"{one.ref} traded values with {decoy} instead of {two.ref}",
+            "symptom": ("Two resistors on this board were fitted in each other's places. "
+                        "Unpowered, with its chips out of circuit, an ohmmeter finds it: "
+                        f"{probes}."),
+            "parts": design.parts, "measured": True,
+        })
+    return out
+
+
+def _swap_readings(meter, faulty, nets: list[str], one: str, two: str):
+    """The readings that tell the exchange of `one` and `two` apart, and the nearest other
+    exchange of `one`: one reading if it alone singles the pair out, else two; None if no
+    two do. A reading is between two of the pair's nets, or from one of them to a ground
+    or rail, and must be the network's figure, not one resistor's value (which would name
+    that resistor's value outright)."""
+    import numpy as np
+
+    piece = [r for r in faulty.resistors() if faulty.reaches(nets[0], r)]
+    held = [faulty.edges[r][2] for r in piece]
+    # An exchange with a resistor off this piece reads as the piece's one refitted with
+    # that resistor's value.
+    elsewhere = sorted({ohms for r, (_, _, ohms) in faulty.edges.items()
+                        if r not in piece and r in faulty.resistors()})
+    ends = nets + [n for n in meter.index if (is_ground(n) or is_rail(n))
+                   and n not in nets and meter.conducts(nets[0], n)]
+    k, true = piece.index(one), piece.index(two)
+    probes = []  # (a, b, design's figure, board's figure, error of every exchange)
+    for a, b in itertools.combinations(ends, 2):
+        want, board = meter.reading(a, b), faulty.reading(a, b)
+        if not (math.isfinite(want) and math.isfinite(board)) or abs(board / want - 1) < 0.1 or any(
+                abs(f / h - 1) < APART for f in (want, board) for h in held):
+            continue
+        # every exchange of two of the piece's resistors, made on the faulty board
+        error = np.abs(faulty.swapped(a, b, piece) / want - 1)
+        off = (np.abs(faulty.refitted(a, b, piece, elsewhere) / want - 1) if elsewhere
+               else np.full((len(piece), 1), np.inf))
+        probes.append((a, b, want, board, np.nan_to_num(error, nan=np.inf), off))
+    for chosen in [*([p] for p in probes), *itertools.combinations(probes, 2)]:
+        worst = np.maximum.reduce([p[4] for p in chosen])
+        worst = np.minimum(worst, worst.T)  # a pair either way round
+        if np.count_nonzero(worst < APART) != 2:  # (one, two) and (two, one)
+            continue
+        if (np.maximum.reduce([p[5] for p in chosen]) < APART).any():
+            continue
+        row = worst[k].copy()
+        row[true] = np.inf
+        if not np.isfinite(row.min()):
+            continue
+        return [p[:4] for p in chosen], piece[int(row.argmin())]
+    return None
+
+
 def _movable(design, ops, part: Part) -> bool:
     return (len(part.pins) in (2, 3) and labelled_on_pins(ops, part)
             and len(part_ops(ops, part.ref)) <= 5)
@@ -316,7 +443,7 @@ def wrong_net_faults(design, ops, places) -> list[dict]:
     return out
 
 
-def swap_faults(design, ops, places) -> list[dict]:
+def turned_faults(design, ops, places) -> list[dict]:
     """A polarised part or a transistor drawn with two pins the wrong way round."""
     out = []
     for part in design.parts:
@@ -473,8 +600,8 @@ def rail_faults(design, ops, places) -> list[dict]:
     return out
 
 
-FAULTS = {"value": value_faults, "wrong-net": wrong_net_faults, "swapped": swap_faults,
-          "missing": missing_faults, "rail": rail_faults}
+FAULTS = {"value": value_faults, "wrong-net": wrong_net_faults, "swapped": turned_faults,
+          "missing": missing_faults, "rail": rail_faults, "value-swap": swap_faults}
 
 
 # ---- several faults on one sheet -------------------------------------------------------------
@@ -482,8 +609,13 @@ FAULTS = {"value": value_faults, "wrong-net": wrong_net_faults, "swapped": swap_
 REWORK_FAULTS = 3
 
 
+def refs_of(case: dict) -> list[str]:
+    """The parts a fault is planted on: one, or two for values exchanged."""
+    return case.get("refs", [case["ref"]])
+
+
 def _signal_nets(case: dict, design) -> set[str]:
-    nets = set(design.part(case["ref"]).pins.values())
+    nets = {n for r in refs_of(case) for n in design.part(r).pins.values()}
     return {n for n in nets if not (is_rail(n) or is_ground(n))}
 
 
@@ -495,8 +627,10 @@ def combine(ops: list[dict], found: list[dict]) -> list[dict]:
     """The base with every fault of `found` planted at once. A fault touches only its own
     part's ops (a label's name, the value, or the part gone), so each of the part's ops is
     taken from that fault's sheet, one for one, or dropped with the part."""
-    owner = {id(op): case["ref"] for case in found for op in part_ops(ops, case["ref"])}
-    faulty = {case["ref"]: iter(part_ops(case["base"], case["ref"])) for case in found}
+    owner = {id(op): ref for case in found for ref in refs_of(case)
+             for op in part_ops(ops, ref)}
+    faulty = {ref: iter(part_ops(case["base"], ref)) for case in found
+              for ref in refs_of(case)}
     out = []
     for op in ops:
         ref = owner.get(id(op))
@@ -511,10 +645,11 @@ def _fits(case: dict, chosen: list[dict], design) -> bool:
     """May this fault join those chosen for one sheet? Its own part, no signal net shared
     (each note points at one place), no wrong answer touching a faulty part, and no
     ohmmeter note that another fault would make wrong."""
-    if any(c["ref"] == case["ref"] or _signal_nets(case, design) & _signal_nets(c, design)
-           for c in chosen):
+    refs = {r for c in chosen for r in refs_of(c)}
+    if set(refs_of(case)) & refs or any(
+            _signal_nets(case, design) & _signal_nets(c, design) for c in chosen):
         return False
-    refs = {c["ref"] for c in chosen} | {case["ref"]}
+    refs |= set(refs_of(case))
     touched = set().union(*(_edited(c["wrong_fix"]) for c in [*chosen, case]))
     return not touched & refs and not _misreads(case, chosen, design)
 
@@ -524,8 +659,9 @@ def _misreads(case: dict, chosen: list[dict], design) -> bool:
     alone, so no other fault may be on a part that conducts at DC (a part never fitted
     conducts on the design's board, where the reading was worked out)."""
     conducts = design.ohmmeter.edges
-    return any((case.get("measured") and c["ref"] in conducts)
-               or (c.get("measured") and case["ref"] in conducts) for c in chosen)
+    return any((case.get("measured") and set(refs_of(c)) & conducts.keys())
+               or (c.get("measured") and set(refs_of(case)) & conducts.keys())
+               for c in chosen)
 
 
 def rework_faults(design, ops, places, rng) -> list[dict]:
@@ -538,7 +674,7 @@ def rework_faults(design, ops, places, rng) -> list[dict]:
         kinds = list(by_kind)[start:] + list(by_kind)[:start]
         chosen: list[dict] = []
         for kind in kinds:
-            case = next((c for c in by_kind[kind] if c["ref"] not in used
+            case = next((c for c in by_kind[kind] if not set(refs_of(c)) & used
                          and _fits(c, chosen, design)), None)
             if case is not None:
                 chosen.append(case)
@@ -546,7 +682,7 @@ def rework_faults(design, ops, places, rng) -> list[dict]:
                 break
         if len(chosen) < 2:
             continue
-        used |= {c["ref"] for c in chosen}
+        used |= {r for c in chosen for r in refs_of(c)}
         order = rng.shuffle(chosen)  # the bench notes in no order the kinds would give
         last = order[-1]
         fix = [op for c in order for op in c["fix"]]
