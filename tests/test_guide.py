@@ -415,6 +415,28 @@ def test_the_findings_wirebench_waives_are_real_and_waived_only_where_listed(tmp
     alone = Board.from_docs(nets, {"parts": {"U1": {"lib_id": "MCU_RaspberryPi:RP2040"},
                                              "Y1": {"lib_id": "Device:R"}}})
     assert waiver_for(floating[0], alone) is None  # no crystal on the net: not waived
+    # PF0/PF1 as GPIO (no crystal): KiCad types them input, so an output of the MCU on
+    # PF1 driving the DRV8833's nSLEEP reads as two floating inputs; both are waived, and
+    # nSLEEP with nothing of the MCU's on its net is not.
+    mcu = kicad_symbols(tmp_path, "MCU_ST_STM32F0:STM32F030F4Px", "Driver_Motor:DRV8833PWP",
+                        "Device:R")
+    gpio = draw(tmp_path / "gpio", [
+        place("MCU_ST_STM32F0:STM32F030F4Px", "U1", 2000, 3000),
+        place("Driver_Motor:DRV8833PWP", "U2", 6000, 3000),
+        label("SLEEP", "U1.3"), label("SLEEP", "U2.1")], mcu)
+    nets = json.loads(akcli("nets", "s.kicad_sch", "--json", cwd=tmp_path / "gpio").stdout)
+    facts = {"parts": {"U1": {"lib_id": "MCU_ST_STM32F0:STM32F030F4Px"},
+                       "U2": {"lib_id": "Driver_Motor:DRV8833PWP"}},
+             "pins": {"U1": {"3": "PF1"}, "U2": {"1": "nSLEEP"}}}
+    floating = [f for f in gpio["erc"] if f.startswith("ERC_FLOATING_INPUT")
+                and "SLEEP" in f]
+    assert {"(PF1)", "(nSLEEP)"} <= {m for f in floating for m in ("(PF1)", "(nSLEEP)")
+                                      if m in f}, gpio["erc"]
+    assert all(waiver_for(f, Board.from_docs(nets, facts)) for f in floating)
+    lone = {"parts": {"U1": {"lib_id": "Device:R"}, "U2": facts["parts"]["U2"]},
+            "pins": {"U1": {"3": "3"}, "U2": {"1": "nSLEEP"}}}
+    drv = next(f for f in floating if "(nSLEEP)" in f)
+    assert waiver_for(drv, Board.from_docs(nets, lone)) is None
     # The same list, and only it, in docs/akcli-upstream.md.
     upstream = " ".join((REPO / "docs" / "akcli-upstream.md").read_text().split())
     for w in WAIVERS:

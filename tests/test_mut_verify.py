@@ -412,3 +412,47 @@ def test_every_wrong_pin_of_a_rule_is_named_in_one_line():
             "to": {"part": MCU, "pin": "VDD"}}
     assert check(both, b) == (True, "VDDA of MCU_Test:Chip on U1 VDD (pin 1) / "
                                     "U1 VDD (pin 2)")
+
+
+# --- assigned: a pin multiplexer's choices --------------------------------------------------
+
+DRV = ("Driver_Test:Bridge", None, {"1": "IN1", "2": "IN2", "3": "IN3"})
+MUX = ("MCU_Test:Mux", None, {"10": "PA4", "11": "PA6", "12": "PA7", "13": "PA5", "14": "PB1"})
+PWM = {"kind": "assigned", "part": "Driver_Test:Bridge", "pins": ["IN1", "IN2"],
+       "to_part": "MCU_Test:Mux", "function": "a timer channel",
+       "choices": {"PA4": ["TIM14_CH1"], "PA6": ["TIM3_CH1"], "PA7": ["TIM3_CH2", "TIM14_CH1"],
+                   "PB1": ["TIM14_CH1"]}}
+
+
+def test_each_pin_reaches_a_choice_of_its_own():
+    ok = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.10"], "~b": ["U1.2", "U2.11"]})
+    assert check(PWM, ok) == (True, "U1 IN1 (pin 1) on PA4; U1 IN2 (pin 2) on PA6")
+    no_timer = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.13"], "~b": ["U1.2", "U2.11"]})
+    assert check(PWM, no_timer) == (
+        False, "U1 IN1 (pin 1) is on PA5, which gives none of a timer channel")
+    loose = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1"], "~b": ["U1.2", "U2.11"]})
+    assert check(PWM, loose) == (False, "U1 IN1 (pin 1) reaches no pin of MCU_Test:Mux")
+    shared = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U1.2", "U2.10"]})
+    assert check(PWM, shared) == (False, "PA4 carries two of IN1, IN2")
+    both = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.10", "U2.11"],
+                                          "~b": ["U1.2", "U2.12"]})
+    assert check(PWM, both) == (False, "U1 IN1 (pin 1) is on PA4, PA6 at once")
+    assert check(PWM, board({"U1": DRV}, {}))[1] == "no MCU_Test:Mux is placed"
+
+
+def test_pins_whose_only_functions_collide_cannot_be_set_apart():
+    """PA4 and PB1 each give only TIM14_CH1: one channel cannot drive two inputs apart.
+    PA4 with PA7 can (PA7 takes TIM3_CH2), whichever order the pins come in."""
+    collide = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.10"], "~b": ["U1.2", "U2.14"]})
+    assert check(PWM, collide) == (
+        False, "PA4, PB1 cannot each give a timer channel of its own: PA4 gives only "
+               "TIM14_CH1; PB1 gives only TIM14_CH1")
+    for first, second in (("12", "10"), ("10", "12")):
+        apart = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", f"U2.{first}"],
+                                               "~b": ["U1.2", f"U2.{second}"]})
+        assert check(PWM, apart)[0], (first, second)
+    # three pins: PA7 must give way (augmenting path) for PA4 and PB1 ... which collide
+    three = {**PWM, "pins": ["IN1", "IN2", "IN3"]}
+    chain = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.12"], "~b": ["U1.2", "U2.10"],
+                                           "~c": ["U1.3", "U2.11"]})
+    assert check(three, chain)[0]

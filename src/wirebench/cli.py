@@ -142,6 +142,26 @@ def _differs(cmp) -> bool:
                 or any(_differs(sub) for sub in cmp.subdirs.values()))
 
 
+def _cmd_tasks_pack(args) -> int:
+    """The prompt pack a pair of this task gets, as the workflow's prompt_pack rule
+    builds it: the skills, akcli's references, the pin tables of every symbol the task
+    names from the libraries it draws with (a board's KiCad ones, a real task's own), the
+    notes or datasheets, the task and any base sheet."""
+    import sys
+
+    from wirebench.corpus.libraries import symbols_for
+    from wirebench.corpus.tasks import load_task
+    from wirebench.steps import prompt_pack
+
+    symbols, kicad = _libraries(args)
+    libraries = symbols_for(load_task(args.task), symbols, kicad)
+    if args.out:
+        prompt_pack.write(args.task, args.skills, libraries, args.out)
+    else:
+        sys.stdout.write(prompt_pack.build(args.task, args.skills, libraries))
+    return 0
+
+
 def _cmd_tasks_check(args) -> int:
     import json
 
@@ -368,6 +388,13 @@ def _parser():
     chk.add_argument("--json", action="store_true")
     _symbol_flags(chk)
     chk.set_defaults(func=_cmd_tasks_check)
+    pk = tsub.add_parser("pack", help="the prompt pack an agent gets for one task")
+    pk.add_argument("task", type=Path, help="the task directory")
+    pk.add_argument("--skills", type=Path, default=Path("skills"),
+                    help="the skills folder (default: ./skills, the workflow's)")
+    pk.add_argument("--out", type=Path, help="write it here (default: standard output)")
+    _symbol_flags(pk)
+    pk.set_defaults(func=_cmd_tasks_pack)
     gen = tsub.add_parser("generate", help="seeded tasks of one family, with their oracles")
     gen.add_argument("family")
     gen.add_argument("--seed", required=True, help="any string; a private split keeps it secret")

@@ -359,8 +359,8 @@ def _assigned(rule: dict, board: Board) -> tuple[bool, str]:
         twice = sorted({n for n in names if names.count(n) > 1})
         return False, f"{', '.join(twice)} carries two of {', '.join(rule['pins'])}"
     if not _distinct(names, choices):
-        return False, (f"{', '.join(names)} cannot each give a different "
-                       f"{rule.get('function', 'function')}: "
+        return False, (f"{', '.join(names)} cannot each give "
+                       f"{rule.get('function', 'a function')} of its own: "
                        + "; ".join(f"{n} gives only {', '.join(sorted(choices[n]))}"
                                    for n in names))
     return True, "; ".join(f"{t} on {n}" for t, n in chosen)
