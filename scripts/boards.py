@@ -530,7 +530,38 @@ B13 = {
     },
 }
 
-BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13]
+# The node with a sensor on I2C1 as well. I2C1 exists only on PA9/PA10, so the USART
+# moves to its alternates PA2/PA3, and every one of the package's 15 I/O pins is then
+# forced: the four timer pins drive the bridges, the two ADC pins left read the sense
+# resistors, and PF0/PF1 take nFAULT and nSLEEP.
+SENSOR_NODE_MCU = {**MOTOR_NODE_MCU, "PA9": "I2C_SCL", "PA10": "I2C_SDA",
+                   "PA2": "UART_TX", "PA3": "UART_RX"}
+
+B14 = {
+    "id": "b14-rs485-motor-sensor-node",
+    "title": "RS-485 motor and sensor node",
+    "libraries": [*B13["libraries"], "Sensor"],
+    "parts": [
+        *[Part(p.ref, p.lib_id, p.value, SENSOR_NODE_MCU) if p.ref == "U1" else p
+          for p in B13["parts"]],
+        Part("U5", BME, "BME280", {"VDD": "+3V3", "VDDIO": "+3V3", "GND": "GND",
+                                   "CSB": "+3V3", "SDI": "I2C_SDA", "SCK": "I2C_SCL",
+                                   "SDO": "+3V3"}),
+        C("C12", "100n", "+3V3"), C("C13", "100n", "+3V3"),
+        R("R9", "2.2k", "I2C_SDA", "+3V3"), R("R10", "2.2k", "I2C_SCL", "+3V3"),
+    ],
+    "wrong": {
+        # the USART kept on its main pins, the sensor on PA2/PA3
+        "i2c-on-usart-alternates": {"ref": "U1", "pins": {
+            "PA9": "UART_TX", "PA10": "UART_RX", "PA2": "I2C_SCL", "PA3": "I2C_SDA"}},
+        "direction-on-gpio": {"ref": "U1", "pins": {"PA1": "nSLEEP", "PF1": "RS485_DE"}},
+        "pull-ups-10k": both("R9", "R10", value="10k"),
+        "bme280-at-0x76": {"ref": "U5", "pins": {"SDO": "GND"}},
+        "sense-for-1a": both("R5", "R6", value="0R2"),
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13, B14]
 
 
 # The spec tier: each board again, stated as requirements (tasks/p*/task.md) with the
@@ -665,5 +696,6 @@ P11 = spec(B11, "p11-can-node", wrong={
 P12 = spec(B12, "p12-usb-uart-bridge")
 
 P13 = spec(B13, "p13-rs485-motor-node")
+P14 = spec(B14, "p14-rs485-motor-sensor-node")
 
-SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13]
+SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14]

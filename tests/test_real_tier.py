@@ -522,7 +522,7 @@ def test_two_resistors_exchanged_are_told_by_readings_no_other_exchange_gives(de
         readings = [(re.search(r"`([^`]+)`\)?$", a).group(1),
                      re.search(r"`([^`]+)`\)?$", b).group(1), _ohms(bf, bp), _ohms(wf, wp))
                     for a, b, bf, bp, wf, wp in READ.findall((task / "task.md").read_text())]
-        assert readings and "fitted in each other's places" in (task / "task.md").read_text()
+        assert readings and "carry each other's values" in (task / "task.md").read_text()
         nets = {n["name"]: set(n["members"]) for n in
                 json.loads((task / "expected_nets.json").read_text())["nets"]}
         values = next(c for c in yaml.safe_load((task / "task.yaml").read_text())["criteria"]

@@ -223,6 +223,8 @@ def value_faults(design, ops, places) -> list[dict]:
     return out
 
 
+# What an ohmmeter's note says of the board it reads (ohmmeter.py's model of it).
+CONDUCT = "only its resistors, chokes and fuses conduct"
 # A reading tells the slip apart when every other single decade slip on the faulty board
 # reads at least this far from the design's figure.
 APART = 0.05
@@ -260,7 +262,7 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
         return None
     _, b, board, design_ohms = min(readings, key=lambda r: r[0])
     return ("One resistor on this board was fitted ten times off its value. Unpowered, "
-            "with its chips out of circuit, an ohmmeter from "
+            f"with its chips out of circuit ({CONDUCT}), an ohmmeter from "
             f"{places.where(a)} to {places.where(b)} reads {ohms_text(board)}; the "
             f"design gives {ohms_text(design_ohms)}.")
 
@@ -339,9 +341,10 @@ def swap_faults(design, ops, places) -> list[dict]:
                            "value": two.value}],
             "fails": "values",
             "wrong_why": f"{one.ref} traded values with {decoy} instead of {two.ref}",
-            "symptom": ("Two resistors on this board were fitted in each other's places. "
-                        "Unpowered, with its chips out of circuit, an ohmmeter finds it: "
-                        f"{probes}."),
+            "symptom": ("Two resistors on this board carry each other's values (their "
+                        "reels were swapped at assembly; the wiring is as designed). "
+                        f"Unpowered, with its chips out of circuit ({CONDUCT}), an "
+                        f"ohmmeter finds it: {probes}."),
             "parts": design.parts, "measured": True,
         })
     return out
