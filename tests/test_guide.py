@@ -479,3 +479,21 @@ def test_connecting_a_no_connect_pin_needs_its_marker_deleted_at_the_pins_point(
     assert ('`{"op": "delete_object", "match": {"kind": "no_connect", "at": [x, y]}}`, at the\n'
             "pin's point") in GUIDE
     assert "nothing is skipped without an error" in GUIDE
+
+
+def test_a_power_flags_rotation_is_cosmetic_as_the_guide_says(tmp_path):
+    """The guide tells agents to leave a mid-wire flag's rotation out: at each of the four
+    (and at none) akcli's layout check finds nothing, and the flag is on the wire's net."""
+    libs = [str(REPO / "symbols" / "Device.kicad_sym"), str(REPO / "symbols" / "power.kicad_sym")]
+    assert "Its `rotation` is cosmetic" in " ".join(GUIDE.split())
+    for rotation in (None, 0, 90, 180, 270):
+        flag = {"op": "place_pwr_flag", "at": "mid(R1.1,R2.1)"}
+        if rotation is not None:
+            flag["rotation"] = rotation
+        got = draw(tmp_path / f"flag{rotation}", [
+            place("Device:R", "R1", 1000, 1000, value="1k"),
+            place("Device:R", "R2", 2000, 1000, value="1k"),
+            label("VX", "R1.1"), label("VX", "R2.1"), label("VX", "R1.2"), label("VX", "R2.2"),
+            {"op": "route_net", "from": "R1.1", "to": "R2.1"}, flag], libs)
+        assert got["layout"] == [], (rotation, got["layout"])
+        assert any(m.startswith("#") for m in got["nets"]["VX"]), (rotation, got["nets"])
