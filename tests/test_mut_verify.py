@@ -456,3 +456,12 @@ def test_pins_whose_only_functions_collide_cannot_be_set_apart():
     chain = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.12"], "~b": ["U1.2", "U2.10"],
                                            "~c": ["U1.3", "U2.11"]})
     assert check(three, chain)[0]
+
+
+def test_an_assignment_without_a_function_name_says_what_it_lacks_plainly():
+    rule = {k: v for k, v in PWM.items() if k != "function"}
+    no_timer = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.13"], "~b": ["U1.2", "U2.11"]})
+    assert check(rule, no_timer)[1] == (
+        "U1 IN1 (pin 1) is on PA5, which gives none of the functions asked")
+    collide = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.10"], "~b": ["U1.2", "U2.14"]})
+    assert check(rule, collide)[1].startswith("PA4, PB1 cannot each give a function of its own")
