@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,8 +170,6 @@ def _board_of(parts):
 
 
 def _spec_netlist(sid: str, change: dict | None = None):
-    import sys
-
     sys.path.insert(0, str(REPO / "scripts"))
     from board_tasks import mutate
     from boards import SPECS
@@ -423,7 +422,6 @@ def test_the_spec_op_lists_are_what_their_netlists_give():
     """board_tasks.py writes a spec's files from boards.SPECS, and --check compares them
     (test_boards runs the whole check; this one spec, and names what it compared)."""
     import subprocess
-    import sys
 
     script = [sys.executable, str(REPO / "scripts" / "board_tasks.py"), "--check", "--only"]
     res = subprocess.run([*script, "p06-motor-driver"], capture_output=True, text=True)
@@ -432,3 +430,26 @@ def test_the_spec_op_lists_are_what_their_netlists_give():
         f"{1 + wrong} file(s) checked, 0 stale", res.stdout + res.stderr
     res = subprocess.run([*script, "p99-nothing"], capture_output=True, text=True)
     assert res.returncode == 2 and "no board or spec with id p99-nothing" in res.stderr
+
+
+def test_a_reference_flags_the_supplies_its_text_asks_to_flag():
+    """"Mark the supplies that no regulator on the board drives with a power flag": the
+    reference does so, on GND and every named rail but a regulator's output."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    from boards import BOARDS, SPECS
+
+    asking = 0
+    for board in [*BOARDS, *SPECS]:
+        text = (TASKS / board["id"] / "task.md").read_text(encoding="utf-8")
+        if "`power:PWR_FLAG`" not in text:
+            continue
+        asking += 1
+        rails = set(re.findall(r"`([^`]+)`", re.search(r"Name the rails ([^;]+);",
+                                                        " ".join(text.split()))[1]))
+        driven = {net for p in board["parts"] for pin, net in p.pins.items() if pin == "VOUT"}
+        flagged = {p.pins[pin] for p in board["parts"] for pin in p.flags}
+        assert flagged == rails - driven, board["id"]
+        ops = json.loads((TASKS / board["id"] / "reference_ops.json").read_text())["ops"]
+        assert sum(op["op"] == "place_pwr_flag" for op in ops) == sum(
+            len(p.flags) for p in board["parts"]), board["id"]
+    assert asking >= 6  # b06, b13, b14 and their spec variants
