@@ -564,7 +564,63 @@ B14 = {
     },
 }
 
-BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13, B14]
+# A USB climate logger: the PC talks to the MCU through a CH340C, and the BME280 takes
+# I2C1, which exists only on PA9/PA10, so the USART moves to PA2/PA3. Those are TTa pins
+# (4.0 V at most): a bridge run from the USB's 5 V would drive PA3 to 5 V, so it runs
+# from 3.3 V, V3 tied to VCC. The HSI drifts −2.75% to +3% over temperature, past the
+# 1.7% a UART link to the bridge allows, so the MCU runs from a crystal.
+LOGGER_MCU = {"VDD": "+3V3", "VDDA": "+3V3", "VSS": "GND", "BOOT0": "BOOT0", "NRST": "NRST",
+              "PF0": "OSC_IN", "PF1": "OSC_OUT", "PA13": "SWDIO", "PA14": "SWCLK",
+              "PA2": "UART_TX", "PA3": "UART_RX", "PA9": "I2C_SCL", "PA10": "I2C_SDA"}
+
+B15 = {
+    "id": "b15-usb-climate-logger",
+    "title": "USB climate logger",
+    "libraries": ["Device", "Switch", "Connector", "Power_Protection", "Regulator_Linear",
+                  "MCU_ST_STM32F0", "Interface_USB", "Sensor"],
+    "parts": [
+        *usb_c_sink("VBUS"),
+        Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS", "2": "+5V"}),
+        C("C2", "10u", "+5V"), C("C3", "100n", "+5V"),
+        Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "+5V",
+                                        "GND": "GND"}),
+        *ldo_block("U2", "C4", "C5"),
+        Part("U3", BRIDGE, "CH340C", {"VCC": "+3V3", "V3": "+3V3", "GND": "GND",
+                                      "UD+": "USB_DP", "UD-": "USB_DM", "TXD": "UART_RX",
+                                      "RXD": "UART_TX"}),
+        C("C6", "100n", "+3V3"),
+        Part("U4", STM32, "STM32F030F4P6", LOGGER_MCU),
+        C("C7", "100n", "+3V3"), C("C8", "100n", "+3V3"), C("C9", "4.7u", "+3V3"),
+        R("R4", "10k", "BOOT0", "GND"), C("C10", "100n", "NRST"),
+        Part("SW1", "Switch:SW_Push", None, {"1": "NRST", "2": "GND"}),
+        Part("Y1", "Device:Crystal", "8MHz", {"1": "OSC_IN", "2": "OSC_OUT"}),
+        C("C11", "18p", "OSC_IN"), C("C12", "18p", "OSC_OUT"),
+        Part("J2", SWD10, None, {"VTref": "+3V3", "SWDIO/TMS": "SWDIO", "SWDCLK/TCK": "SWCLK",
+                                 "~{RESET}": "NRST", "GND": "GND", "GNDDetect": "GND"}),
+        Part("U5", BME, "BME280", {"VDD": "+3V3", "VDDIO": "+3V3", "GND": "GND",
+                                   "CSB": "+3V3", "SDI": "I2C_SDA", "SCK": "I2C_SCL",
+                                   "SDO": "GND"}),
+        C("C13", "100n", "+3V3"), C("C14", "100n", "+3V3"),
+        R("R5", "2.2k", "I2C_SDA", "+3V3"), R("R6", "2.2k", "I2C_SCL", "+3V3"),
+        R("R7", "1k", "+3V3", "PWR_LED"), LED("D1", "PWR_LED", "GND"),
+    ],
+    "wrong": {
+        # the bridge on the USB's 5 V as a stand-alone adapter has it: 5 V into PA3
+        "bridge-at-5v": {"ref": "U3", "pins": {"VCC": "+5V", "V3": "V3"},
+                         "add": [{"ref": "C15", "lib_id": "Device:C", "value": "100n",
+                                  "pins": {"1": "V3", "2": "GND"}}]},
+        # no crystal: the MCU on its HSI, PF0/PF1 left open
+        "no-crystal": {"drop": ["Y1", "C11", "C12"], "ref": "U4",
+                       "pins": {"PF0": None, "PF1": None}},
+        # the USART kept on PA9/PA10 and the sensor on PA2/PA3, which have no I2C
+        "i2c-on-usart-pins": {"ref": "U4", "pins": {
+            "PA9": "UART_TX", "PA10": "UART_RX", "PA2": "I2C_SCL", "PA3": "I2C_SDA"}},
+        "bme280-at-0x77": {"ref": "U5", "pins": {"SDO": "+3V3"}},
+        "one-cc-resistor": {"drop": "R2", "ref": "J1", "pins": {"CC2": "CC1"}},
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13, B14, B15]
 
 
 # The spec tier: each board again, stated as requirements (tasks/p*/task.md) with the
@@ -700,5 +756,6 @@ P12 = spec(B12, "p12-usb-uart-bridge")
 
 P13 = spec(B13, "p13-rs485-motor-node")
 P14 = spec(B14, "p14-rs485-motor-sensor-node")
+P15 = spec(B15, "p15-usb-climate-logger")
 
-SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14]
+SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P15]

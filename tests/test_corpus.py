@@ -14,7 +14,7 @@ from wirebench.steps.tasks_check import check_corpus
 
 @pytest.mark.slow
 def test_every_shipped_reference_scores_one(tmp_path):
-    # The board tier is test_boards' (one pass over its 14 boards and 59 wrong answers),
+    # The board tier is test_boards' (one pass over its 15 boards and 64 wrong answers),
     # the spec tier test_spec_tier's.
     view = tmp_path / "tasks"
     view.mkdir()

@@ -465,3 +465,59 @@ def test_an_assignment_without_a_function_name_says_what_it_lacks_plainly():
         "U1 IN1 (pin 1) is on PA5, which gives none of the functions asked")
     collide = board({"U1": DRV, "U2": MUX}, {"~a": ["U1.1", "U2.10"], "~b": ["U1.2", "U2.14"]})
     assert check(rule, collide)[1].startswith("PA4, PB1 cannot each give a function of its own")
+
+
+# --- either: ways a datasheet allows alike ---------------------------------------------------
+
+BRIDGE = ("Interface_Test:Bridge", None, {"1": "VCC", "2": "V3", "3": "TXD"})
+LEVELS = {"kind": "either", "of": [
+    [{"id": "at-3v3", "kind": "connected", "part": "Interface_Test:Bridge", "pin": "VCC",
+      "to": "+3V3"},
+     {"id": "v3-tied", "kind": "connected", "part": "Interface_Test:Bridge", "pin": "V3",
+      "to": "+3V3"}],
+    [{"id": "divided", "kind": "divider", "part": MCU, "pin": "RX",
+      "top": {"part": "Interface_Test:Bridge", "pin": "TXD"}, "ref": 3.3,
+      "range": [4.6, 7.4]}]]}
+LEVEL_CHIP = (MCU, None, {"3": "GND", "7": "RX"})
+
+
+def test_either_passes_on_any_way_whose_rules_all_hold():
+    at_3v3 = board({"U1": LEVEL_CHIP, "U2": BRIDGE},
+                   {"+3V3": ["U2.1", "U2.2"], "~rx": ["U2.3", "U1.7"], "GND": ["U1.3"]})
+    assert check(LEVELS, at_3v3) == (
+        True, "at-3v3: VCC of Interface_Test:Bridge on +3V3; v3-tied: V3 of "
+              "Interface_Test:Bridge on +3V3")
+    divided = board({"U1": LEVEL_CHIP, "U2": BRIDGE, "R1": ("Device:R", "1k", {}),
+                     "R2": ("Device:R", "2k", {})},
+                    {"+5V": ["U2.1"], "~v3": ["U2.2"], "~tx": ["U2.3", "R1.1"],
+                     "~rx": ["U1.7", "R1.2", "R2.1"], "GND": ["U1.3", "R2.2"]})
+    ok, why = check(LEVELS, divided)
+    assert ok and why.startswith("divided: U1 RX (pin 7) reaches 3.3 with U2 TXD (pin 3) at 4.95")
+
+
+def test_either_fails_naming_the_first_rule_each_way_breaks():
+    at_5v = board({"U1": LEVEL_CHIP, "U2": BRIDGE},
+                  {"+5V": ["U2.1"], "~v3": ["U2.2"], "~rx": ["U2.3", "U1.7"], "GND": ["U1.3"]})
+    assert check(LEVELS, at_5v) == (
+        False, "no way holds: at-3v3: U2 VCC (pin 1) is on +5V, not +3V3 | divided: U1 RX "
+               "(pin 7) is tied straight to U2 TXD (pin 3)")
+    half = board({"U1": LEVEL_CHIP, "U2": BRIDGE},
+                 {"+3V3": ["U2.1"], "~v3": ["U2.2"], "~rx": ["U2.3", "U1.7"], "GND": ["U1.3"]})
+    assert check(LEVELS, half)[1].startswith(
+        "no way holds: v3-tied: U2 V3 (pin 2) is on an unnamed net, not +3V3 | divided: ")
+    alien = {"kind": "either", "of": [[{"id": "x", "kind": "values", "values": {}}]]}
+    assert check(alien, half) == (False, "no way holds: x: values is not a design rule")
+
+
+def test_a_lone_series_resistor_is_not_the_top_of_a_divider():
+    rule = {"kind": "series", "part": MCU, "pin": "RX", "alone": True, "range": [300, "47k"],
+            "to": {"part": "Interface_Test:Bridge", "pin": "TXD"}}
+    nets = {"+5V": ["U2.1"], "~tx": ["U2.3", "R1.1"], "~rx": ["U1.7", "R1.2"], "GND": ["U1.3"]}
+    parts = {"U1": LEVEL_CHIP, "U2": BRIDGE, "R1": ("Device:R", "1k", {})}
+    assert check(rule, board(parts, nets)) == (
+        True, "U1 RX (pin 7) reach U2 TXD (pin 3) through a R of 300–47k")
+    nets = {**nets, "~rx": ["U1.7", "R1.2", "R2.1"], "GND": ["U1.3", "R2.2"]}
+    assert check(rule, board({**parts, "R2": ("Device:R", "1k", {})}, nets)) == (
+        False, "U1 RX (pin 7) also has R2 on it; its R to U2 TXD (pin 3) must be the only one")
+    assert check({**rule, "alone": False}, board({**parts, "R2": ("Device:R", "1k", {})},
+                                                 nets))[0]

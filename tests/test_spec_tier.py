@@ -178,6 +178,16 @@ def _spec_netlist(sid: str, change: dict | None = None):
     return mutate(parts, change) if change else parts
 
 
+def _bridge_at_5v(*resistors: tuple[str, str]) -> dict:
+    """p15's CH340C moved to +5V (V3 on its own 100 nF), its TXD reaching PA3 through the
+    first resistor, and the second, if any, from PA3 to ground."""
+    add = [{"ref": "C15", "lib_id": "Device:C", "value": "100n", "pins": {"1": "V3", "2": "GND"}}]
+    ends = (("TXD_5V", "UART_RX"), ("UART_RX", "GND"))[:len(resistors)]
+    for (ref, value), (a, b) in zip(resistors, ends, strict=True):
+        add.append({"ref": ref, "lib_id": "Device:R", "value": value, "pins": {"1": a, "2": b}})
+    return {"ref": "U3", "pins": {"VCC": "+5V", "V3": "V3", "TXD": "TXD_5V"}, "add": add}
+
+
 # What a one-shot agent drew from the packs, and what each rule must make of it: the
 # pack allows a 3.3 kΩ nFAULT pull-up (V_PU / 1 mA) and 5.1 kΩ on PROG (196 mA); an EN
 # divider of 182k over 11.8k turns on at 18.1 V even at EN's lowest 1.10 V, while 160k
@@ -196,6 +206,23 @@ AGENT_VARIANTS = [
                               "also": {"ref": "R4", "value": "12.4k"}}, False),
     ("p11-can-node", "dominant-led", {}, True),
     ("p11-can-node", "dominant-led", {"drop": ["D4", "R5"]}, False),
+    # p15's bridge drives PA3 (4.0 V at most): from 3.3 V with V3 tied to VCC (the
+    # reference), or from 5 V through a divider or a series resistor, each as the
+    # write-ups allow; never 5 V straight in, a divider too deep, or a clamp past 5 mA.
+    ("p15-usb-climate-logger", "uart-levels", _bridge_at_5v(("R9", "1k"), ("R10", "2k")), True),
+    ("p15-usb-climate-logger", "uart-levels", _bridge_at_5v(("R9", "4.7k"), ("R10", "10k")),
+     True),
+    ("p15-usb-climate-logger", "uart-levels", _bridge_at_5v(("R9", "1k"), ("R10", "1k")), False),
+    ("p15-usb-climate-logger", "uart-levels", _bridge_at_5v(("R9", "1k")), True),
+    ("p15-usb-climate-logger", "uart-levels", _bridge_at_5v(("R9", "100")), False),
+    ("p15-usb-climate-logger", "uart-levels", {"ref": "U3", "pins": {"V3": "V3"}, "add": [
+        {"ref": "C15", "lib_id": "Device:C", "value": "100n", "pins": {"1": "V3", "2": "GND"}}]},
+     False),
+    # its clock: a crystal with its load, or a resonator (capacitors inside)
+    ("p15-usb-climate-logger", "clock", {"drop": ["Y1", "C11", "C12"], "add": [
+        {"ref": "Y2", "lib_id": "Device:Resonator", "value": "8MHz",
+         "pins": {"1": "OSC_IN", "2": "GND", "3": "OSC_OUT"}}]}, True),
+    ("p15-usb-climate-logger", "clock", {"drop": ["C11", "C12"]}, False),
 ]
 
 

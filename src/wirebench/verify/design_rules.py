@@ -15,12 +15,16 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
               need a net and a strap each
   pulled      the same check, for a pull-up or pull-down on a pin or a named net
   series      the same check between two pins: a series resistor, an inductor
+              (`alone`: and no other part of the class on the pin's net)
   connected   a pin is on net `to`, or on the same net as another part's pin
   no_connect  the pins a datasheet says to leave open touch nothing else
   part        between `min` and `max` parts of a lib_id are placed (default 1..)
   divider     the resistors from a pin to `top` and to `bottom` put `top` in `range`
               when the pin sits at `ref` (a threshold, or its [min, max] spread):
               ref × (1 + R_top / R_bottom), such as a converter's turn-on voltage
+  assigned    pins of one part on pins of another that a pin table allows, each its own
+  either      ways a datasheet allows alike, each a list of rules that must all hold
+              (a bridge run from 3.3 V, or its 5 V output divided down): one will do
 
 Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, a
 mapping {part, pin}, or a list of those: alternatives that a datasheet allows alike (a
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "no_connect",
-                        "part", "divider", "assigned"})
+                        "part", "divider", "assigned", "either"})
 # Two-terminal parts by class: the lib_id's symbol name, as KiCad's Device library names
 # them (R, R_Small, R_US; C, C_Small, C_Polarized, CP; L, L_Small; D, D_Schottky ...).
 CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
@@ -233,6 +237,13 @@ def _bridged(rule: dict, board: Board) -> tuple[bool, str]:
                          if off else "")
                 wrong.append(f"{text} does not reach {target_text} through a {cls} of "
                              f"{describe_range(bounds)}{extra}")
+            elif rule.get("alone"):
+                ours = {r for r, _ in good}
+                others = sorted((r for r, n1, n2 in board.two_terminal(cls)
+                                 if r not in ours and {n1, n2} & nets), key=_natural)
+                if others:
+                    wrong.append(f"{text} also has {', '.join(others)} on it; its {cls} to "
+                                 f"{target_text} must be the only one")
     return not wrong, "; ".join(wrong) or (
         f"{', '.join(t for t, _ in sources)} reach {target_text} through a {cls} of "
         f"{describe_range(bounds)}")
@@ -383,13 +394,28 @@ def _distinct(names: list[str], choices: dict[str, set[str]]) -> bool:
     return all(place(name, set()) for name in names)
 
 
+def _either(rule: dict, board: Board) -> tuple[bool, str]:
+    """either: the first way whose rules all hold, or, when none does, the first rule
+    each way breaks (the verdict a reviewer needs to pick one and finish it)."""
+    broken = []
+    for way in rule["of"]:
+        verdicts = [(sub["id"], *check(sub, board)) for sub in way]
+        bad = [(sid, why) for sid, ok, why in verdicts if not ok]
+        if not bad:
+            return True, "; ".join(f"{sid}: {why}" for sid, _, why in verdicts)
+        broken.append(f"{bad[0][0]}: {bad[0][1]}")
+    return False, "no way holds: " + " | ".join(broken)
+
+
 CHECKS = {"decoupled": _decoupled, "strap": _bridged, "pulled": _bridged,
           "series": _bridged, "connected": _connected, "no_connect": _no_connect,
-          "part": _part, "divider": _divider, "assigned": _assigned}
+          "part": _part, "divider": _divider, "assigned": _assigned, "either": _either}
 
 
 def check(rule: dict, board: Board) -> tuple[bool, str]:
     """One rule's verdict on the board, and its reason."""
+    if rule["kind"] not in CHECKS:  # inside an `either`, where the schema allows any kind
+        return False, f"{rule['kind']} is not a design rule"
     try:
         return CHECKS[rule["kind"]](rule, board)
     except RuleError as exc:
