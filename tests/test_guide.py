@@ -497,3 +497,37 @@ def test_a_power_flags_rotation_is_cosmetic_as_the_guide_says(tmp_path):
             {"op": "route_net", "from": "R1.1", "to": "R2.1"}, flag], libs)
         assert got["layout"] == [], (rotation, got["layout"])
         assert any(m.startswith("#") for m in got["nets"]["VX"]), (rotation, got["nets"])
+
+
+def test_a_note_of_several_lines_is_one_add_text_per_line_as_the_guide_says():
+    """A trial agent put a three-line design note in one add_text and lost the whole
+    answer to the guard: the guide now says strings are one line, and one text a line
+    passes."""
+    from wirebench.verify.oplist_guard import problems
+
+    assert "A note of several lines is one `add_text` per line." in " ".join(GUIDE.split())
+    lines = ["Y1: 8 MHz, CL = 20 pF, so 33 pF each", "CH340C at 3.3 V (V3 = VCC)"]
+    joined = {"protocol_version": 2, "target_format": "kicad",
+              "ops": [{"op": "add_text", "text": "\n".join(lines), "at": [800, 1000]}]}
+    assert [p.split(" holds")[0] for p in problems(joined)] == [
+        "CONTROL_CHARACTER: $.ops[0].text (op add_text)"]
+    apart = {**joined, "ops": [{"op": "add_text", "text": t, "at": [800, 1000 + 100 * i]}
+                               for i, t in enumerate(lines)]}
+    assert problems(apart) == []
+
+
+def test_place_crystal_is_clean_with_the_short_net_names_the_guide_asks_for(tmp_path):
+    """Three trial agents used place_crystal with OSC_IN/OSC_OUT and each lost the layout
+    criterion to akcli's own labels: the guide gives the length at which they overlap."""
+    libs = [str(REPO / "symbols" / "Device.kicad_sym")]
+    assert "a net name of five characters or more (`OSC_IN`) makes the two labels overlap" \
+        in " ".join(GUIDE.split())
+    for names, clean in ((("XI", "XO"), True), (("HSEI", "HSEO"), True),
+                         (("XTAL1", "XTAL2"), False), (("OSC_IN", "OSC_OUT"), False)):
+        got = draw(tmp_path / names[0], [{
+            "op": "place_crystal", "x_mil": 1500, "y_mil": 2000, "in_net": names[0],
+            "out_net": names[1], "designators": ["Y1", "C1", "C2"], "value": "8MHz",
+            "load_c": "18p", "gnd_net": "GND"}], libs)
+        assert (got["layout"] == []) is clean, (names, got["layout"])
+        assert codes(got["layout"]) <= {"LAYOUT_LABEL_OVERLAP"}
+        assert {"Y1.1", "C1.1"} <= set(got["nets"][names[0]])

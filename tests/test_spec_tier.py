@@ -480,3 +480,36 @@ def test_a_reference_flags_the_supplies_its_text_asks_to_flag():
         assert sum(op["op"] == "place_pwr_flag" for op in ops) == sum(
             len(p.flags) for p in board["parts"]), board["id"]
     assert asking >= 6  # b06, b13, b14 and their spec variants
+
+
+@kicad
+@pytest.mark.slow
+@pytest.mark.parametrize("sid", ["p12-usb-uart-bridge", "p15-usb-climate-logger"])
+def test_a_data_pair_routed_through_the_esd_arrays_paths_passes(sid, tmp_path):
+    """The USBLC6 write-up's typical application: D+ into pin 1 and out of pin 6, D− into
+    pin 3 and out of pin 4, so the receptacle's side and the bridge's are two nets each,
+    joined inside the array. A trial agent drew it so, and the rules took it for a break."""
+    import subprocess
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    from board_tasks import mutate
+    from boards import SPECS
+
+    from wirebench.corpus.libraries import kicad_dir, resolve
+    from wirebench.taskgen.layout import dumps, envelope, ops_for
+
+    board = next(s for s in SPECS if s["id"] == sid)
+    through = {"ref": "U1", "pins": {"I/O1": None, "I/O2": None, "1": "DP_CONN",
+                                     "6": "USB_DP", "3": "DM_CONN", "4": "USB_DM"},
+               "also": {"ref": "J1", "pins": {"A6": "DP_CONN", "B6": "DP_CONN",
+                                              "A7": "DM_CONN", "B7": "DM_CONN"}}}
+    parts = mutate(board["parts"], through)
+    ops = tmp_path / "through.json"
+    ops.write_text(dumps(envelope(ops_for(parts, resolve(board["libraries"], kicad_dir()),
+                                          board["title"]))))
+    res = subprocess.run(["wirebench", "score", "--task", str(TASKS / sid), "--ops", str(ops),
+                          "--json"], capture_output=True, text=True)
+    doc = json.loads(res.stdout)
+    failed = {v["id"]: v["detail"] for v in doc["criteria"] if v["verdict"] != "pass"}
+    assert res.returncode == 0 and not failed, failed
+    assert doc["passed"] and {"dp", "dm", "esd"} <= {v["id"] for v in doc["criteria"]}
