@@ -531,3 +531,37 @@ def test_place_crystal_is_clean_with_the_short_net_names_the_guide_asks_for(tmp_
         assert (got["layout"] == []) is clean, (names, got["layout"])
         assert codes(got["layout"]) <= {"LAYOUT_LABEL_OVERLAP"}
         assert {"Y1.1", "C1.1"} <= set(got["nets"][names[0]])
+
+
+def test_a_supply_needs_a_flag_only_where_its_name_is_no_supplys(tmp_path):
+    """The guide: a connector-fed rail named as a supply needs no flag; a chip's power pin
+    on a net named otherwise is reported undriven, and a flag mid-wire silences that."""
+    assert "akcli's ERC knows such names" in " ".join(GUIDE.split())
+    # our own small libraries: KiCad's Regulator_Linear takes akcli seconds per call
+    libs = [str(REPO / "symbols" / f"{lib}.kicad_sym")
+            for lib in ("Device", "power", "Connector", "Regulator")]
+
+    def sheet(rail: str, flag: bool) -> list[dict]:
+        ops = [place("Connector:Conn_01x02", "J1", 1000, 1000),
+               label(rail, "J1.1"), label("GND", "J1.2"),
+               place("Regulator:LDO_3P3", "U1", 3000, 1000),  # VIN, GND: power inputs
+               label(rail, "U1.1"), label("GND", "U1.2"), label("+3V3", "U1.3"),
+               place("Device:R", "R1", 5000, 1000, value="1k"), label("+3V3", "R1.1"),
+               label("GND", "R1.2"),
+               place("Device:R", "R2", 1000, 2500, value="1k"),
+               place("Device:R", "R3", 2000, 2500, value="1k"),
+               label(rail, "R2.1"), label(rail, "R3.1"), label("GND", "R2.2"),
+               label("GND", "R3.2")]
+        if flag:
+            ops += [{"op": "route_net", "from": "R2.1", "to": "R3.1"},
+                    {"op": "place_pwr_flag", "at": "mid(R2.1,R3.1)"}]
+        return ops
+
+    named = draw(tmp_path / "named", sheet("+5V", False), libs)
+    assert named["erc"] == [] and named["layout"] == []
+    other = draw(tmp_path / "other", sheet("VMOT", False), libs)
+    assert codes(other["erc"]) == {"ERC_POWER_IN_UNDRIVEN"}, other["erc"]
+    flagged = draw(tmp_path / "flagged", sheet("VMOT", True), libs)
+    assert flagged["erc"] == [] and flagged["layout"] == [], flagged
+    extra = draw(tmp_path / "extra", sheet("+5V", True), libs)
+    assert extra["erc"] == [] and extra["layout"] == [], extra

@@ -41,7 +41,7 @@ LED = re.compile(r"^Device:LED")
 STUB = 300  # the pack: "300 mil straight away from the body"
 # On a sheet whose task does not grade ERC, ERC still finds what a circuit fragment is:
 # a net whose other end is off the sheet, an op-amp input the sheet does not drive, an IC
-# whose ground is elsewhere, a supply no flag marks ("Flag only a supply the task asks
+# whose ground is elsewhere, a supply no flag marks ("Flag a supply where the task asks
 # you to"). Nothing scores these; any other code there is one the pack must explain.
 FRAGMENT = {"ERC_DANGLING_NET", "ERC_FLOATING_INPUT", "ERC_NO_GROUND",
             "ERC_POWER_IN_UNDRIVEN"}
