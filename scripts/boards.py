@@ -32,11 +32,9 @@ def LED(ref, anode, cathode):
     return Part(ref, "Device:LED", None, {"A": anode, "K": cathode}, stub=True)
 
 
-def header(ref, nets, flags=()):
-    """A pin header; `flags` are the pins whose supply enters the board there, which the
-    task asks to mark with a power flag (no regulator drives it)."""
+def header(ref, nets):
     return Part(ref, f"Connector_Generic:Conn_01x{len(nets):02d}", None,
-                {str(i): n for i, n in enumerate(nets, start=1)}, flags=tuple(flags))
+                {str(i): n for i, n in enumerate(nets, start=1)})
 
 
 def ldo_block(ref="U2", cin="C10", cout="C11", vin="+5V", vout="+3V3"):
@@ -264,7 +262,7 @@ B06 = {
     "title": "Dual H-bridge motor driver",
     "libraries": ["Device", "power", "Connector_Generic", "Regulator_Linear", "Driver_Motor"],
     "parts": [
-        header("J1", ["+5V_MOTOR", "GND"], flags=("1", "2")),
+        header("J1", ["+5V_MOTOR", "GND"]),
         Part("C1", "Device:C_Polarized", "47u", {"1": "+5V_MOTOR", "2": "GND"}),
         C("C2", "100n", "+5V_MOTOR"),
         Part("U1", DRIVER, "DRV8833PWP", {
@@ -277,8 +275,7 @@ B06 = {
         R("R1", "0R2", "AISEN", "GND"), R("R2", "0R2", "BISEN", "GND"),
         R("R3", "10k", "nFAULT", "+3V3"), R("R4", "10k", "nSLEEP", "+3V3"),
         header("J2", ["MA1", "MA2"]), header("J3", ["MB1", "MB2"]),
-        header("J4", ["+5V", "AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", "nFAULT", "GND"],
-               flags=("1",)),
+        header("J4", ["+5V", "AIN1", "AIN2", "BIN1", "BIN2", "nSLEEP", "nFAULT", "GND"]),
         *ldo_block("U2", "C5", "C6"),
         R("R5", "1k", "+3V3", "PWR_LED"), LED("D1", "PWR_LED", "GND"),
         R("R6", "4.7k", "+5V_MOTOR", "MOTOR_LED"), LED("D2", "MOTOR_LED", "GND"),
@@ -491,8 +488,8 @@ B13 = {
     "libraries": ["Device", "power", "Switch", "Connector", "Connector_Generic",
                   "Regulator_Linear", "MCU_ST_STM32F0", "Interface_UART", "Driver_Motor"],
     "parts": [
-        header("J1", ["+6V_MOTOR", "GND"], flags=("1", "2")),
-        header("J2", ["+5V", "BUS_A", "BUS_B", "GND"], flags=("1",)),
+        header("J1", ["+6V_MOTOR", "GND"]),
+        header("J2", ["+5V", "BUS_A", "BUS_B", "GND"]),
         *ldo_block("U2", "C10", "C11"),
         Part("U1", STM32, "STM32F030F4P6", MOTOR_NODE_MCU),
         C("C1", "100n", "+3V3"), C("C2", "100n", "+3V3"), C("C3", "4.7u", "+3V3"),

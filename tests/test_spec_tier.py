@@ -459,29 +459,6 @@ def test_the_spec_op_lists_are_what_their_netlists_give():
     assert res.returncode == 2 and "no board or spec with id p99-nothing" in res.stderr
 
 
-def test_a_reference_flags_the_supplies_its_text_asks_to_flag():
-    """"Mark the supplies that no regulator on the board drives with a power flag": the
-    reference does so, on GND and every named rail but a regulator's output."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    from boards import BOARDS, SPECS
-
-    asking = 0
-    for board in [*BOARDS, *SPECS]:
-        text = (TASKS / board["id"] / "task.md").read_text(encoding="utf-8")
-        if "`power:PWR_FLAG`" not in text:
-            continue
-        asking += 1
-        rails = set(re.findall(r"`([^`]+)`", re.search(r"Name the rails ([^;]+);",
-                                                        " ".join(text.split()))[1]))
-        driven = {net for p in board["parts"] for pin, net in p.pins.items() if pin == "VOUT"}
-        flagged = {p.pins[pin] for p in board["parts"] for pin in p.flags}
-        assert flagged == rails - driven, board["id"]
-        ops = json.loads((TASKS / board["id"] / "reference_ops.json").read_text())["ops"]
-        assert sum(op["op"] == "place_pwr_flag" for op in ops) == sum(
-            len(p.flags) for p in board["parts"]), board["id"]
-    assert asking >= 6  # b06, b13, b14 and their spec variants
-
-
 @kicad
 @pytest.mark.slow
 @pytest.mark.parametrize("sid", ["p12-usb-uart-bridge", "p15-usb-climate-logger"])
