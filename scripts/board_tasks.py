@@ -21,15 +21,20 @@ Needs KiCad's libraries (Debian's kicad-symbols) to read pin positions.
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from boards import BOARDS, SPECS, Part  # noqa: E402  (the netlists)
+import yaml  # noqa: E402
+from boards import BOARDS, REVIEWS, SPECS, Part  # noqa: E402  (the netlists)
 
 from wirebench.taskgen.layout import dumps, envelope, ops_for  # noqa: E402
+from wirebench.taskgen.real import MOVE_PIN  # noqa: E402
 
 
 def mutate(parts: list[Part], change: dict) -> list[Part]:
@@ -61,8 +66,142 @@ def edit_ops(edit: dict, libs: list[str], base: list[dict]) -> list[dict]:
     return list(edit.get("ops", [])) + ops_for(edit.get("parts", []), libs, None, top)
 
 
+def _changes(change: dict) -> list[dict]:
+    """A change and the one it carries for a second part (`also`)."""
+    return [change, *(_changes(change["also"]) if "also" in change else [])]
+
+
+def fix(reference: list[Part], change: dict) -> dict:
+    """The edit that undoes `change` on a sheet drawn with it: a value set back, a part
+    it dropped placed again, one it rewired deleted with its labels and placed again, one
+    it added deleted."""
+    by_ref = {p.ref: p for p in reference}
+    ops, parts = [], []
+    for one in _changes(change):
+        drop = one.get("drop", [])
+        parts += [by_ref[r] for r in ([drop] if isinstance(drop, str) else drop)]
+        if one.get("pins"):
+            ops.append({"op": "delete_component", "designator": one["ref"], "cascade": True})
+            parts.append(by_ref[one["ref"]])
+        elif "value" in one:
+            ops.append({"op": "set_component_parameters", "designator": one["ref"],
+                        "value": by_ref[one["ref"]].value})
+        ops += [{"op": "delete_component", "designator": extra["ref"], "cascade": True}
+                for extra in one.get("add", [])]
+    return {"ops": ops, "parts": parts}
+
+
+def _merged(edits) -> dict:
+    edits = list(edits)
+    return {"ops": [op for e in edits for op in e["ops"]],
+            "parts": [p for e in edits for p in e["parts"]]}
+
+
+def _renumbered(base: list[Part], edit: dict) -> tuple[list[Part], dict]:
+    """The base's designators made dense again (a part a fault dropped would leave a gap
+    in C1, C2 ... that shows where to look), the edit following them; a part the edit
+    adds takes the lowest designator its kind leaves free, as the task tells the agent."""
+    kinds: dict[str, list[str]] = {}
+    for p in base:
+        kinds.setdefault(re.match(r"[A-Z]+", p.ref).group(0), []).append(p.ref)
+    new = {}
+    for kind, refs in kinds.items():  # in the order a designer placed them
+        new |= {old: f"{kind}{i}" for i, old in enumerate(refs, start=1)}
+    for p in edit["parts"]:
+        if p.ref not in new:
+            kind = re.match(r"[A-Z]+", p.ref).group(0)
+            taken = {r for r in new.values() if re.match(r"[A-Z]+", r).group(0) == kind}
+            new[p.ref] = next(f"{kind}{i}" for i in range(1, 999) if f"{kind}{i}" not in taken)
+
+    def moved(p: Part) -> Part:
+        q = p.copy()
+        q.ref = new[p.ref]
+        return q
+    ops = [{**op, "designator": new[op["designator"]]} for op in edit["ops"]]
+    return [moved(p) for p in base], {"ops": ops, "parts": [moved(p) for p in edit["parts"]]}
+
+
+def review_task(board: dict) -> dict:
+    """A review as an edit task: the spec's reference with every fault planted is the
+    base; the reference edit fixes them all; each wrong answer leaves one (or all) in."""
+    spec, faults = board["review_of"], board["faults"]
+    planted = spec["parts"]
+    for change, _, _ in faults.values():
+        planted = mutate(planted, change)
+        for extra in change.get("add", []):  # beside the part it serves, as drawn
+            part = next(p for p in planted if p.ref == extra["ref"])
+            planted.remove(part)
+            at = next(i for i, p in enumerate(planted) if p.ref == change["ref"])
+            planted.insert(at + 1, part)
+    fixes = {name: fix(spec["parts"], change) for name, (change, _, _) in faults.items()}
+    base, edit = _renumbered(planted, _merged(fixes.values()))
+    wrong = {"unreviewed": {"ops": [], "parts": []}}
+    wrong |= {f"{name}-left": _renumbered(planted, _merged(
+        f for n, f in fixes.items() if n != name))[1] for name in faults}
+    edit_task = {k: v for k, v in board.items() if k not in ("review_of", "faults")}
+    return {**edit_task, "parts": base, "edit": edit, "wrong": wrong}
+
+
+def review_meta(board: dict, reference_ops: int) -> dict:
+    """A review's task.yaml: the spec's rules, a bound on the edit's size, and the wrong
+    answers, each failing on the rule of the fault it leaves in."""
+    spec = board["review_of"]
+    spec_meta = yaml.safe_load((REPO / "tasks" / spec["id"] / "task.yaml").read_text())
+    faults = board["faults"]
+    first = next(iter(faults.values()))
+    bound = reference_ops * 3 // 2 + 10
+    return {
+        "id": board["id"], "tier": "spec", "family": "review",
+        "brief": f"Review a {board['title']} drawn to its requirements, against the "
+                 "datasheets, and fix what is wrong.",
+        "libraries": spec_meta["libraries"],
+        # The fixes move pins between named nets, which akcli's rails refuse.
+        "strict_nets": False,
+        "criteria": [*spec_meta["criteria"], {
+            "id": "small-edit", "kind": "max_ops", "max": bound,
+            "why": f"a review changes what is wrong ({reference_ops} ops fix it all); a "
+                   "redraw is not a review"}],
+        "wrong_answers": [
+            {"file": "wrong/unreviewed.json", "fails": first[1],
+             "why": f"the sheet as drawn: {first[2]}"},
+            *({"file": f"wrong/{name}-left.json", "fails": rule, "why": why}
+              for name, (_, rule, why) in faults.items())],
+    }
+
+
+def review_text(board: dict, max_ops: int) -> str:
+    """A review's task.md: the spec's requirements as they stand, the sheet as drawn."""
+    spec_text = (REPO / "tasks" / board["review_of"]["id"] / "task.md").read_text()
+    title, _, body = spec_text.partition("\n")
+    requirements = body.strip().split("\n\n", 1)[1]  # after "Design ...": the list
+    ask = body.strip().split("\n\n", 1)[0]
+    def para(text: str) -> str:
+        return textwrap.fill(text, 92)
+    return "\n".join([
+        f"# Review: {title.lstrip('# ').strip()}", "",
+        para("A colleague drew the sheet whose op-list follows, to the requirements below. "
+             "It has not been reviewed. Check it against the requirements and the parts' "
+             "datasheets, and fix every fault you find with an edit of the sheet. It may "
+             "hold more than one; what is right must stay as it is."), "",
+        "## The requirements", "", ask, "", requirements.strip(), "",
+        "## Your edit", "",
+        para("Your op-list is drawn on top of the sheet, without akcli's `--strict-nets` "
+             "rails (a fix may move a pin between named nets): what judges it is the "
+             f"design it leaves. {MOVE_PIN} A part you add takes the lowest designator its "
+             "kind leaves free, and a label on each of its pins. A review changes what is "
+             f"wrong and nothing else: at most {max_ops} ops."), ""])
+
+
 def outputs(board: dict) -> dict[Path, str]:
     folder = REPO / "tasks" / board["id"]
+    if "review_of" in board:
+        files = outputs(review_task(board))
+        fix_ops = json.loads(files[folder / "reference_ops.json"])["ops"]
+        meta = review_meta(board, len(fix_ops))
+        files[folder / "task.yaml"] = yaml.safe_dump(
+            meta, sort_keys=False, width=92, allow_unicode=True, default_flow_style=None)
+        files[folder / "task.md"] = review_text(board, meta["criteria"][-1]["max"])
+        return files
     from wirebench.corpus.libraries import kicad_dir, resolve
 
     libs = resolve(board["libraries"], kicad_dir())
@@ -88,7 +227,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", help="board or spec ids (default: all)")
     ap.add_argument("--check", action="store_true", help="compare, write nothing")
     args = ap.parse_args(argv)
-    every = [*BOARDS, *SPECS]
+    every = [*BOARDS, *SPECS, *REVIEWS]
     unknown = sorted(set(args.only or []) - {b["id"] for b in every})
     if unknown:
         print(f"no board or spec with id {', '.join(unknown)}", file=sys.stderr)

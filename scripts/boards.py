@@ -756,3 +756,39 @@ P14 = spec(B14, "p14-rs485-motor-sensor-node")
 P15 = spec(B15, "p15-usb-climate-logger")
 
 SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P15]
+
+
+# The review tier: a spec board as a colleague drew it, from the same requirements, with
+# faults of the kind that pass for ordinary choices (a bridge on the USB's 5 V, as
+# stand-alone adapters run it; the 4.7 kΩ pull-ups most I2C buses carry; the MCU on its
+# own RC oscillator; an inductor from the datasheet's 12 V table). The agent gets the
+# requirements, the datasheets and the drawn sheet, and is told neither what is wrong nor
+# how much. Each fault: (the change to the spec's reference, the rule it breaks, why).
+def review(spec_board: dict, rid: str, faults: dict[str, tuple[dict, str, str]]) -> dict:
+    return {"id": rid, "title": spec_board["title"], "libraries": spec_board["libraries"],
+            "review_of": spec_board, "faults": faults}
+
+
+RV15 = review(P15, "rv15-review-usb-climate-logger", {
+    "bridge-at-5v": (B15["wrong"]["bridge-at-5v"], "uart-levels",
+                     "the CH340C on the USB's 5 V drives PA3, a TTa pin rated to 4.0 V, "
+                     "to 5 V"),
+    "pull-ups-4k7": (both("R5", "R6", value="4.7k"), "sda-pull-up",
+                     "4.7 kΩ on 100 pF rises in 0.8473 × 4.7 kΩ × 100 pF = 398 ns, past "
+                     "fast mode's 300 ns"),
+    "no-crystal": (B15["wrong"]["no-crystal"], "clock",
+                   "the HSI's −2.75% to +3% over temperature breaks the link's budget"),
+})
+
+RV08 = review(P08, "rv08-review-buck-3v3", {
+    "inductor-3u3": (P08["wrong"]["inductor-3u3"], "inductor",
+                     "3.3 µH suits a 12 V input; from 24 V its ripple is 0.78 A, 39% of "
+                     "the load"),
+    "uvlo-at-typical-threshold": (P08["wrong"]["uvlo-at-typical-threshold"], "uvlo",
+                                  "169 kΩ over 11.8 kΩ turns on at 18.1 V with EN at its "
+                                  "typical 1.18 V, but at 16.9 V at its lowest 1.10 V"),
+    "one-output-capacitor": (P08["wrong"]["one-output-capacitor"], "output-capacitors",
+                             "one 22 µF fails the datasheet's minimum of two"),
+})
+
+REVIEWS = [RV15, RV08]

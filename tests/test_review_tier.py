@@ -1,0 +1,118 @@
+"""Review tasks (tasks/rv*): a spec board as a colleague drew it, with faults that pass
+for ordinary choices, to be found from the requirements and the datasheets alone.
+
+scripts/board_tasks.py writes them from boards.REVIEWS: the spec's reference with every
+fault planted is the base sheet, the reference edit fixes them all, and each wrong answer
+leaves one fault in (or all of them: the sheet as drawn). The text is the spec's
+requirements; nothing says what is wrong or how much.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, TASKS
+from test_spec_tier import lint
+
+KICAD = Path("/usr/share/kicad/symbols")
+REVIEWS = sorted(p.name for p in TASKS.iterdir() if p.name.startswith("rv") and
+                 (p / "task.yaml").is_file())
+kicad = pytest.mark.skipif(
+    not (KICAD / "Device.kicad_sym").is_file() and not os.environ.get("CI"),
+    reason="KiCad's libraries are not installed (apt-get install kicad-symbols)")
+
+
+def _meta(task: str) -> dict:
+    return yaml.safe_load((TASKS / task / "task.yaml").read_text())
+
+
+def _review(task: str) -> dict:
+    sys.path.insert(0, str(REPO / "scripts"))
+    from boards import REVIEWS as BOARDS
+
+    return next(b for b in BOARDS if b["id"] == task)
+
+
+def test_there_are_reviews_and_each_is_a_spec_task_with_its_specs_rules():
+    assert len(REVIEWS) >= 2
+    for task in REVIEWS:
+        meta, spec = _meta(task), _review(task)["review_of"]
+        spec_meta = _meta(spec["id"])
+        assert meta["tier"] == "spec" and meta["strict_nets"] is False, task
+        # Every rule of the spec, unchanged, and a bound on the edit's size.
+        assert meta["criteria"][:-1] == spec_meta["criteria"], task
+        assert meta["criteria"][-1]["kind"] == "max_ops", task
+
+
+@pytest.mark.parametrize("task", REVIEWS)
+def test_a_review_gives_nothing_away(task):
+    """The spec's requirements and no value or pin; no word of what a fault is."""
+    text = (TASKS / task / "task.md").read_text()
+    assert lint(text) == []
+    spec_text = (TASKS / _review(task)["review_of"]["id"] / "task.md").read_text()
+    assert spec_text.split("\n\n", 1)[1].split("\n\nName the rails")[0].strip() in text
+    for name in _review(task)["faults"]:
+        for word in re.split(r"-", name):
+            if len(word) > 3:  # "crystal", "bridge", "inductor", "uvlo" ...
+                assert not re.search(rf"\b{re.escape(word)}", text, re.IGNORECASE) or \
+                    re.search(rf"\b{re.escape(word)}", spec_text, re.IGNORECASE), (task, word)
+
+
+@pytest.mark.parametrize("task", REVIEWS)
+def test_a_reviews_sheet_numbers_its_parts_without_a_gap(task):
+    """A part a fault drops would leave C11 and C12 missing between C10 and C13, which
+    shows where to look: the sheet numbers each kind 1, 2, 3 ... as a designer would."""
+    ops = json.loads((TASKS / task / "base_ops.json").read_text())["ops"]
+    kinds: dict[str, list[int]] = {}
+    for op in ops:
+        if op["op"] == "place_component":
+            kind, number = re.fullmatch(r"([A-Z]+)(\d+)", op["designator"]).groups()
+            kinds.setdefault(kind, []).append(int(number))
+    for kind, numbers in kinds.items():
+        assert sorted(numbers) == list(range(1, len(numbers) + 1)), (task, kind, numbers)
+
+
+@kicad
+@pytest.mark.slow
+@pytest.mark.parametrize("task", REVIEWS)
+def test_the_sheet_as_drawn_breaks_every_faults_rule_and_the_reference_none(task, tmp_path):
+    """Scored as a run scores it (validate, draw without the rails, nets, design rules):
+    the sheet as drawn fails exactly the rules its faults break one by one (each fault
+    left in alone fails its own rule), so every fault shows and nothing else is wrong;
+    the reference edit passes every rule, within the edit's bound."""
+    from wirebench.steps.pair import evaluate_pair
+
+    def failed(answer: Path) -> set[str]:
+        result = evaluate_pair(answer, TASKS / task, [], tmp_path / answer.stem,
+                               {"model": answer.stem, "task": task, "sample": 1})
+        assert result["criteria"], result
+        return {c["id"] for c in result["criteria"] if c["verdict"] != "pass"}
+
+    each = {name: failed(TASKS / task / "wrong" / f"{name}-left.json")
+            for name in _review(task)["faults"]}
+    for name, (_, rule, _) in _review(task)["faults"].items():
+        assert rule in each[name], (name, each[name])
+    assert failed(TASKS / task / "wrong" / "unreviewed.json") == set().union(*each.values())
+    assert failed(TASKS / task / "reference_ops.json") == set()
+
+
+@kicad
+@pytest.mark.slow
+def test_every_review_is_sound_and_each_fault_left_in_fails_on_its_rule(tmp_path):
+    from wirebench.steps.tasks_check import check_corpus
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in [*REVIEWS, "datasheets"]:
+        (corpus / name).symlink_to(TASKS / name)
+    report = check_corpus(corpus, [])
+    problems = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
+    assert not problems and report["ok"] == len(REVIEWS)
+    for task in REVIEWS:  # the sheet as drawn, and each fault left in alone
+        assert len(_meta(task)["wrong_answers"]) == 1 + len(_review(task)["faults"])
