@@ -171,7 +171,7 @@ B03 = {
         Part("D1", "Device:D_TVS", "SMAJ5.0A", {"A1": "VBUS", "A2": "GND"}),
         Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "VBUS",
                                         "GND": "GND"}),
-        C("C2", "100n", "VBUS"), C("C3", "10u", "VBUS"),
+        C("C2", "100n", "VBUS"), C("C3", "4.7u", "VBUS"),
         *ldo_block("U2", "C4", "C5", vin="VBUS"),
         C("C6", "100n", "+3V3"), C("C7", "10u", "+3V3"),
         header("J2", ["VBUS", "+3V3", "USB_DP", "USB_DM", "GND"]),
@@ -391,7 +391,7 @@ B12 = {
         *usb_c_sink("VBUS"),
         Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS", "2": "+5V"}),
         Part("D1", "Device:D_TVS", "SMAJ5.0A", {"A1": "+5V", "A2": "GND"}),
-        C("C2", "10u", "+5V"), C("C3", "100n", "+5V"),
+        C("C2", "4.7u", "+5V"), C("C3", "100n", "+5V"),
         Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "+5V",
                                         "GND": "GND"}),
         Part("U2", BRIDGE, "CH340C", {"VCC": "+5V", "GND": "GND", "V3": "V3", "UD+": "USB_DP",
@@ -578,7 +578,7 @@ B15 = {
     "parts": [
         *usb_c_sink("VBUS"),
         Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS", "2": "+5V"}),
-        C("C2", "10u", "+5V"), C("C3", "100n", "+5V"),
+        C("C2", "4.7u", "+5V"), C("C3", "100n", "+5V"),
         Part("U1", ESD, "USBLC6-2SC6", {"I/O1": "USB_DP", "I/O2": "USB_DM", "VBUS": "+5V",
                                         "GND": "GND"}),
         *ldo_block("U2", "C4", "C5"),
@@ -651,7 +651,9 @@ P02 = spec(B02, "p02-rp2040-minimum",
            mutate_parts(B02["parts"], values={"C13": "12p", "C14": "12p"}),
            {**B02["wrong"], "board-load-capacitors": both("C13", "C14", value="15p")})
 
-P03 = spec(B03, "p03-usb-c-sink")
+# USB 2.0 allows 10 µF across VBUS at attach: a 22 µF bulk is the common slip.
+P03 = spec(B03, "p03-usb-c-sink", wrong={**B03["wrong"],
+                                         "vbus-22u": {"ref": "C3", "value": "22u"}})
 
 # The BME280 at 0x77 (SDO high), the expander at 0x24 (A2 high); 400 kHz with 100 pF
 # of bus: R_pull-up between (3.3 − 0.4) V / 3 mA = 0.97 kΩ and 300 ns / (0.8473 × 100 pF)
@@ -749,11 +751,13 @@ P11 = spec(B11, "p11-can-node", wrong={
     "led-lit-on-recessive": {"ref": "R5", "pins": {"1": "RXD"},
                              "also": {"ref": "D4", "pins": {"K": "GND"}}},
 })
-P12 = spec(B12, "p12-usb-uart-bridge")
+P12 = spec(B12, "p12-usb-uart-bridge", wrong={**B12["wrong"],
+                                               "vbus-22u": {"ref": "C2", "value": "22u"}})
 
 P13 = spec(B13, "p13-rs485-motor-node")
 P14 = spec(B14, "p14-rs485-motor-sensor-node")
-P15 = spec(B15, "p15-usb-climate-logger")
+P15 = spec(B15, "p15-usb-climate-logger", wrong={**B15["wrong"],
+                                                  "vbus-22u": {"ref": "C2", "value": "22u"}})
 
 SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P15]
 

@@ -521,3 +521,33 @@ def test_a_lone_series_resistor_is_not_the_top_of_a_divider():
         False, "U1 RX (pin 7) also has R2 on it; its R to U2 TXD (pin 3) must be the only one")
     assert check({**rule, "alone": False}, board({**parts, "R2": ("Device:R", "1k", {})},
                                                  nets))[0]
+
+
+VBUS_RULE = {"kind": "capacitance", "nets": ["VBUS", "+5V"], "to": "GND",
+             "range": ["1u", "10u"]}
+
+
+def test_capacitance_sums_every_capacitor_the_rails_present():
+    """USB 2.0's 10 µF at attach is the sum over VBUS and the fused rail: a 10 µF bulk
+    passes alone and fails with the regulator's 1 µF beside it, on the other rail."""
+    parts = {"C1": two(value="4.7u"), "C2": two(value="100n"), "C3": two(value="1u"),
+             "C4": two(value="22u"), "F1": ("Device:Polyfuse", "500mA", {})}
+    nets = {"VBUS": ["C1.1", "F1.1"], "+5V": ["F1.2", "C2.1", "C3.1"],
+            "+3V3": ["C4.1"], "GND": ["C1.2", "C2.2", "C3.2", "C4.2"]}
+    assert check(VBUS_RULE, board(parts, nets)) == (
+        True, "5.8 µF from VBUS and +5V to GND (C1=4.7u, C2=100n, C3=1u)")
+    parts["C1"] = two(value="10u")
+    assert check(VBUS_RULE, board(parts, nets)) == (
+        False, "11.1 µF from VBUS and +5V to GND (C1=10u, C2=100n, C3=1u), needs 1u–10u")
+    del parts["C2"], parts["C3"]
+    nets["+5V"] = ["F1.2"]
+    assert check(VBUS_RULE, board(parts, nets)) == (  # the bound itself passes
+        True, "10 µF from VBUS and +5V to GND (C1=10u)")
+    nets = {"VBUS": ["F1.1"], "GND": []}
+    assert check(VBUS_RULE, board({"F1": parts["F1"]}, nets)) == (
+        False, "0 F from VBUS and +5V to GND (no capacitor), needs 1u–10u")
+    assert check(VBUS_RULE, board({}, {"GND": []})) == (
+        False, "there is no net named VBUS or +5V")
+    unread = {"C1": two(value="big"), "F1": parts["F1"]}
+    assert check(VBUS_RULE, board(unread, {"VBUS": ["C1.1"], "GND": ["C1.2"]})) == (
+        False, "C1=big on VBUS and +5V: no value a schematic would read")

@@ -25,6 +25,8 @@ names parts by lib_id (every placed part of that lib_id is held to it) and pins 
   assigned    pins of one part on pins of another that a pin table allows, each its own
   either      ways a datasheet allows alike, each a list of rules that must all hold
               (a bridge run from 3.3 V, or its 5 V output divided down): one will do
+  capacitance the capacitors from the named `nets` to `to`, summed, in `range` (what a
+              USB device may present across VBUS at attach: 10 µF at most)
 
 Endpoints: `part` (a lib_id) with `pin`, or `net` (a name). `to` is a net name, a
 mapping {part, pin}, or a list of those: alternatives that a datasheet allows alike (a
@@ -39,7 +41,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 RULE_KINDS = frozenset({"decoupled", "strap", "pulled", "series", "connected", "no_connect",
-                        "part", "divider", "assigned", "either"})
+                        "part", "divider", "assigned", "either",
+                        "capacitance"})
 # Two-terminal parts by class: the lib_id's symbol name, as KiCad's Device library names
 # them (R, R_Small, R_US; C, C_Small, C_Polarized, CP; L, L_Small; D, D_Schottky ...).
 CLASSES = {"R": re.compile(r"^R(_|$)"), "C": re.compile(r"^(C|CP)(_|$)"),
@@ -293,6 +296,34 @@ def _ohms(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _farads(value: float) -> str:
+    for scale, prefix in ((1e-6, "µ"), (1e-9, "n"), (1e-12, "p")):
+        if value >= scale * 0.9999:  # a sum of floats may land a hair under 1 µF
+            return f"{value / scale:.4g} {prefix}F"
+    return f"{value:.4g} F"
+
+
+def _capacitance(rule: dict, board: Board) -> tuple[bool, str]:
+    """capacitance: the whole capacitance a set of rails presents, however it is split
+    between parts (a regulator's input capacitor on VBUS counts as much as the bulk)."""
+    target, target_text = _target(board, rule.get("to", "GND"))
+    nets = set().union(*(board.nets_named(n) for n in rule["nets"]))
+    names = " and ".join(rule["nets"])
+    if not nets:
+        return False, f"there is no net named {' or '.join(rule['nets'])}"
+    caps = sorted(((r, board.parts[r].get("value")) for r, n1, n2 in board.two_terminal("C")
+                   if {n1, n2} & nets and {n1, n2} & target), key=lambda rv: _natural(rv[0]))
+    unread = [f"{r}={v}" for r, v in caps if part_value(v) is None]
+    if unread:
+        return False, f"{', '.join(unread)} on {names}: no value a schematic would read"
+    total = sum(part_value(v) for _, v in caps)
+    low, high = (part_value(v) for v in rule["range"])
+    parts = ", ".join(f"{r}={v}" for r, v in caps) or "no capacitor"
+    ok = low * 0.9999 <= total <= high * 1.0001
+    return ok, (f"{_farads(total) if caps else '0 F'} from {names} to {target_text} "
+                f"({parts}){'' if ok else ', needs ' + describe_range(rule['range'])}")
+
+
 def _divider(rule: dict, board: Board) -> tuple[bool, str]:
     """divider: the pin's resistors to `top` and to `bottom` set the voltage on `top` at
     which the pin reaches `ref`; every value of ref's spread must put it in `range`."""
@@ -409,7 +440,8 @@ def _either(rule: dict, board: Board) -> tuple[bool, str]:
 
 CHECKS = {"decoupled": _decoupled, "strap": _bridged, "pulled": _bridged,
           "series": _bridged, "connected": _connected, "no_connect": _no_connect,
-          "part": _part, "divider": _divider, "assigned": _assigned, "either": _either}
+          "part": _part, "divider": _divider, "assigned": _assigned, "either": _either,
+          "capacitance": _capacitance}
 
 
 def check(rule: dict, board: Board) -> tuple[bool, str]:
