@@ -505,7 +505,11 @@ def test_a_note_of_several_lines_is_one_add_text_per_line_as_the_guide_says():
     passes."""
     from wirebench.verify.oplist_guard import problems
 
-    assert "A note of several lines is one `add_text` per line." in " ".join(GUIDE.split())
+    guide = " ".join(GUIDE.split())
+    assert "A note of several lines is one `add_text` per line;" in guide
+    # akcli's own schema offers \n in add_text_box; a trial agent saw the contradiction.
+    assert "the schema's `add_text_box` offers `\\n` for line breaks, and the harness " \
+        "refuses that too" in guide
     lines = ["Y1: 8 MHz, CL = 20 pF, so 33 pF each", "CH340C at 3.3 V (V3 = VCC)"]
     joined = {"protocol_version": 2, "target_format": "kicad",
               "ops": [{"op": "add_text", "text": "\n".join(lines), "at": [800, 1000]}]}
@@ -514,6 +518,10 @@ def test_a_note_of_several_lines_is_one_add_text_per_line_as_the_guide_says():
     apart = {**joined, "ops": [{"op": "add_text", "text": t, "at": [800, 1000 + 100 * i]}
                                for i, t in enumerate(lines)]}
     assert problems(apart) == []
+    box = {**joined, "ops": [{"op": "add_text_box", "text": "\n".join(lines),
+                              "at": [800, 1000], "size": [3000, 400]}]}
+    assert [p.split(" holds")[0] for p in problems(box)] == [
+        "CONTROL_CHARACTER: $.ops[0].text (op add_text_box)"]
 
 
 def test_place_crystal_is_clean_with_the_short_net_names_the_guide_asks_for(tmp_path):

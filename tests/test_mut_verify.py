@@ -543,6 +543,15 @@ def test_capacitance_sums_every_capacitor_the_rails_present():
     nets["+5V"] = ["F1.2"]
     assert check(VBUS_RULE, board(parts, nets)) == (  # the bound itself passes
         True, "10 µF from VBUS and +5V to GND (C1=10u)")
+    low = {"VBUS": ["C1.1"], "GND": ["C1.2"]}
+    assert check(VBUS_RULE, board({"C1": two(value="1u")}, low)) == (  # and the low one
+        True, "1 µF from VBUS and +5V to GND (C1=1u)")
+    assert check(VBUS_RULE, board({"C1": two(value="100n")}, low)) == (
+        False, "100 nF from VBUS and +5V to GND (C1=100n), needs 1u–10u")
+    analog = {**VBUS_RULE, "to": "AGND"}  # `to` is the other side, not always GND
+    assert check(analog, board({"C1": two(value="4.7u")}, {"VBUS": ["C1.1"],
+                                                            "AGND": ["C1.2"]})) == (
+        True, "4.7 µF from VBUS and +5V to AGND (C1=4.7u)")
     nets = {"VBUS": ["F1.1"], "GND": []}
     assert check(VBUS_RULE, board({"F1": parts["F1"]}, nets)) == (
         False, "0 F from VBUS and +5V to GND (no capacitor), needs 1u–10u")
@@ -551,3 +560,12 @@ def test_capacitance_sums_every_capacitor_the_rails_present():
     unread = {"C1": two(value="big"), "F1": parts["F1"]}
     assert check(VBUS_RULE, board(unread, {"VBUS": ["C1.1"], "GND": ["C1.2"]})) == (
         False, "C1=big on VBUS and +5V: no value a schematic would read")
+
+
+def test_a_strap_names_every_pin_it_finds_wrong_and_a_board_may_have_no_nets():
+    rule = {"kind": "strap", "part": MCU, "pin": "CC?", "to": "GND", "range": ["4.6k", "5.6k"]}
+    open_cc = board({"U1": CHIP}, {"GND": ["U1.3"]})
+    assert check(rule, open_cc) == (
+        False, "U1 CC1 (pin 7) is not connected; U1 CC2 (pin 8) is not connected")
+    empty = Board.from_docs({}, {"parts": {}, "pins": {}})  # akcli found no net at all
+    assert empty.members == {} and empty.net_of == {}
