@@ -15,7 +15,7 @@ from wirebench.steps.tasks_check import check_corpus
 @pytest.mark.slow
 def test_every_shipped_reference_scores_one(tmp_path):
     # The board tier is test_boards' (one pass over its 15 boards and 64 wrong answers),
-    # the spec tier test_spec_tier's.
+    # the spec tier's boards test_spec_tier's; the reviews (rv*) are checked here.
     view = tmp_path / "tasks"
     view.mkdir()
     for d in TASKS.iterdir():
@@ -24,6 +24,8 @@ def test_every_shipped_reference_scores_one(tmp_path):
     report = check_corpus(view, SYMBOLS)
     assert report["sound"], json.dumps(report, indent=1)
     assert len(report["tasks"]) >= 40
+    reviews = {d.name for d in TASKS.glob("rv*") if (d / "task.md").is_file()}
+    assert reviews and reviews <= {t["id"] for t in report["tasks"]}
 
 
 def test_tasks_check_cli_fails_on_a_drifted_reference(tmp_path):
