@@ -9,7 +9,9 @@ no-connect, and writes
     tasks/<id>/reference_ops.json
     tasks/<id>/wrong/<name>.json     the reference with one change (see WRONG)
 A spec task (tasks/p*) is a board's variant stated as requirements (boards.SPECS): the
-same machinery writes its files from its own netlist. Run it after editing a board,
+same machinery writes its files from its own netlist. A review (tasks/rv*, boards.REVIEWS)
+is a spec's reference with faults planted, as an edit task; it is written whole, its
+task.md and task.yaml too, from the spec's. Run it after editing a board,
 then `wirebench tasks check`:
 
     python scripts/board_tasks.py [--only b01-... p06-...] [--check]
@@ -101,17 +103,20 @@ def _renumbered(base: list[Part], edit: dict) -> tuple[list[Part], dict]:
     """The base's designators made dense again (a part a fault dropped would leave a gap
     in C1, C2 ... that shows where to look), the edit following them; a part the edit
     adds takes the lowest designator its kind leaves free, as the task tells the agent."""
+    def kind(ref: str) -> str:  # C of C12, SW of SW1
+        return re.match(r"[A-Z]+", ref).group(0)
+
     kinds: dict[str, list[str]] = {}
     for p in base:
-        kinds.setdefault(re.match(r"[A-Z]+", p.ref).group(0), []).append(p.ref)
+        kinds.setdefault(kind(p.ref), []).append(p.ref)
     new = {}
-    for kind, refs in kinds.items():  # in the order a designer placed them
-        new |= {old: f"{kind}{i}" for i, old in enumerate(refs, start=1)}
+    for k, refs in kinds.items():  # in the order a designer placed them
+        new |= {old: f"{k}{i}" for i, old in enumerate(refs, start=1)}
     for p in edit["parts"]:
         if p.ref not in new:
-            kind = re.match(r"[A-Z]+", p.ref).group(0)
-            taken = {r for r in new.values() if re.match(r"[A-Z]+", r).group(0) == kind}
-            new[p.ref] = next(f"{kind}{i}" for i in range(1, 999) if f"{kind}{i}" not in taken)
+            taken = {r for r in new.values() if kind(r) == kind(p.ref)}
+            new[p.ref] = next(f"{kind(p.ref)}{i}" for i in range(1, 999)
+                              if f"{kind(p.ref)}{i}" not in taken)
 
     def moved(p: Part) -> Part:
         q = p.copy()
@@ -175,6 +180,7 @@ def review_text(board: dict, max_ops: int) -> str:
     title, _, body = spec_text.partition("\n")
     requirements = body.strip().split("\n\n", 1)[1]  # after "Design ...": the list
     ask = body.strip().split("\n\n", 1)[0]
+
     def para(text: str) -> str:
         return textwrap.fill(text, 92)
     return "\n".join([
