@@ -320,7 +320,7 @@ def _capacitance(rule: dict, board: Board) -> tuple[bool, str]:
     low, high = (part_value(v) for v in rule["range"])
     parts = ", ".join(f"{r}={v}" for r, v in caps) or "no capacitor"
     ok = low * 0.9999 <= total <= high * 1.0001
-    return ok, (f"{_farads(total) if caps else '0 F'} from {names} to {target_text} "
+    return ok, (f"{_farads(total)} from {names} to {target_text} "
                 f"({parts}){'' if ok else ', needs ' + describe_range(rule['range'])}")
 
 
