@@ -490,3 +490,27 @@ def test_a_data_pair_routed_through_the_esd_arrays_paths_passes(sid, tmp_path):
     failed = {v["id"]: v["detail"] for v in doc["criteria"] if v["verdict"] != "pass"}
     assert res.returncode == 0 and not failed, failed
     assert doc["passed"] and {"dp", "dm", "esd"} <= {v["id"] for v in doc["criteria"]}
+
+
+@kicad
+def test_a_spec_pack_shows_the_small_parts_its_text_leaves_to_the_agent():
+    """p15 needs a crystal its text never names: its pack has Device:Crystal's pin table
+    all the same, and so has every spec pack, while a board's pack (its text names every
+    part) shows only what it names."""
+    from wirebench.corpus.libraries import symbols_for
+    from wirebench.corpus.tasks import COMMON_PARTS, load_task
+    from wirebench.steps.prompt_pack import build
+
+    def tables(name: str) -> set[str]:
+        task = load_task(TASKS / name)
+        pack = build(task.path, REPO / "skills", symbols_for(task, []))
+        block = pack.split("# Reference: pin tables (`akcli pins`)", 1)[1].split("\n# ", 1)[0]
+        return set(re.findall(r"^(\S+:\S+)  @", block, re.M))
+
+    spec = load_task(TASKS / "p15-usb-climate-logger")
+    assert "Device:Crystal" not in spec.named_lib_ids()
+    assert "Device:Crystal" in tables("p15-usb-climate-logger")
+    assert set(COMMON_PARTS) <= tables("p13-rs485-motor-node")
+    board = tables("b13-rs485-motor-node")
+    assert "Device:Crystal" not in board
+    assert board == set(load_task(TASKS / "b13-rs485-motor-node").named_lib_ids())

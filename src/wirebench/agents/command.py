@@ -103,7 +103,7 @@ def _stage(ctx: TurnContext, inputs: Path) -> dict[str, str]:
 
         # akcli parses every library it is given for every part it places: the agent's
         # own akcli gets each library the task uses with only the task's symbols.
-        if trimmed_copies(ctx.symbols, ctx.task.named_lib_ids(), inputs / "symbols"):
+        if trimmed_copies(ctx.symbols, ctx.task.shown_lib_ids(), inputs / "symbols"):
             named["SYMBOLS_DIR"] = "symbols"
     # Readable by the agent's uid, whatever the umask (run by root, it is not root's).
     for folder, _, files in os.walk(inputs):

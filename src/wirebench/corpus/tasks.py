@@ -28,6 +28,13 @@ FULL_DATASHEETS = "full"  # tasks/datasheets/full/<symbol>.md: a whole datasheet
 RULE_TIERS = ("board", "spec")
 # A library's nickname may hold `-` and `.` as well (the coldfire kit's
 # `kit-coldfire_schlib`): a lib_id the pattern missed got no pin table in the prompt pack.
+# A spec task names its main ICs and leaves the small parts to the agent, as a real
+# requirement does: its pack shows these parts' pin tables whether or not the text names
+# them, so that a part the requirements call for (a crystal) is not drawn from memory, and
+# a table's presence tells nothing.
+COMMON_PARTS = ("Device:R", "Device:C", "Device:C_Polarized", "Device:L", "Device:LED",
+                "Device:D", "Device:D_Schottky", "Device:D_Zener", "Device:D_TVS",
+                "Device:Crystal", "Device:Fuse", "Device:Polyfuse", "Device:FerriteBead")
 LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_.-]*:[A-Za-z0-9_+.-]+)`")
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
@@ -176,6 +183,12 @@ class Task:
             text += "\n" + " ".join(f"`{m}`" for m in re.findall(
                 r'"lib_id":\s*"([^"]+)"', self.base_ops_path.read_text(encoding="utf-8")))
         return list(dict.fromkeys(LIB_ID.findall(text)))
+
+    def shown_lib_ids(self) -> list[str]:
+        """lib_ids whose pin tables the agent is given: those named, and for a spec task
+        the common small parts as well."""
+        named = self.named_lib_ids()
+        return list(dict.fromkeys([*named, *COMMON_PARTS])) if self.full_datasheets else named
 
     @property
     def datasheet_paths(self) -> list[Path]:

@@ -1,10 +1,11 @@
 """The prompt pack: everything an agent is given for one task, as one Markdown file.
 
 It is the skills folder's own guide, then what akcli itself ships (`akcli ops list`, the
-op-list JSON Schema, and `akcli pins` tables of the symbols the task names), our
-datasheets on the parts it names (notes, or for a spec task full write-ups), then the
-task. A rule builds one per skills folder and task; its hash is an input of `generate`,
-so a docs edit reruns exactly the agents that read those docs.
+op-list JSON Schema, and `akcli pins` tables of the symbols the task names, with the common
+small parts for a spec task), our datasheets on the parts it names (notes, or for a spec
+task full write-ups), then the task. A rule builds one per skills folder and task; its
+hash is an input of `generate`, so a docs edit reruns exactly the agents that read those
+docs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
     parts.append("# Reference: the op-list JSON Schema (`akcli schema ops`)\n\n```json\n"
                  + akcli_backend.ops_schema_text().rstrip() + "\n```")
     tables = []
-    for lib_id in task.named_lib_ids():
+    for lib_id in task.shown_lib_ids():
         res = akcli_backend.pins_text(lib_id, symbols)
         if res.rc == 0:
             tables.append("```\n" + res.stdout.rstrip() + "\n```")
