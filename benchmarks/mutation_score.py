@@ -68,7 +68,8 @@ REPO = Path(__file__).resolve().parents[1]
 EQUIVALENT_FILE = REPO / "benchmarks" / "mutation_equivalent.yaml"
 # mutmut's statuses that mean the tests passed, or never ran.
 UNDETECTED = {"survived", "no tests", "not checked", "skipped"}
-PYTEST_ARGS = ["-p", "no:randomly", "-p", "no:cacheprovider", "-q", "-m", "not slow"]
+# -n 0: each mutant's run is one process (mutmut forks it), not a pool of workers.
+PYTEST_ARGS = ["-p", "no:randomly", "-p", "no:cacheprovider", "-q", "-m", "not slow", "-n", "0"]
 
 B, S, T = "tests/test_behaviour.py", "tests/test_sandbox.py", "tests/test_mut_"
 # area -> modules (under src/wirebench) -> the tests that guard each, fastest first; and

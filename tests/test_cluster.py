@@ -22,6 +22,9 @@ FAST_POLLING = ["--slurm-init-seconds-before-status-checks", "1",
 MODELS = {"reference": {"kind": "reference"},
           "baseline": {"kind": "command", "command": "wirebench-baseline"}}
 TASK_IDS = ["01-divider", "07-arrange-safe-blocks"]
+# One Slurm for the session (conftest's `slurm`): all its tests on one pytest-xdist worker,
+# so that two workers never install or stop it under each other.
+pytestmark = pytest.mark.xdist_group("slurm")
 COMPARED = ["model", "task", "sample", "outcome", "expected_outcome", "outcome_ok", "valid",
             "applied", "score", "passed", "matched", "expected", "extra_named_nets",
             "relabel_equivalent", "needs_human", "turns", "attempts", "errors"]
