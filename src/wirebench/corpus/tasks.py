@@ -26,8 +26,6 @@ FULL_DATASHEETS = "full"  # tasks/datasheets/full/<symbol>.md: a whole datasheet
 # Tiers judged by design rules on the drawn netlist: a board, and its spec variant (the
 # same board stated as requirements, with full datasheets instead of the notes).
 RULE_TIERS = ("board", "spec")
-# A library's nickname may hold `-` and `.` as well (the coldfire kit's
-# `kit-coldfire_schlib`): a lib_id the pattern missed got no pin table in the prompt pack.
 # A spec task names its main ICs and leaves the small parts to the agent, as a real
 # requirement does: its pack shows these parts' pin tables whether or not the text names
 # them, so that a part the requirements call for (a crystal) is not drawn from memory, and
@@ -35,6 +33,8 @@ RULE_TIERS = ("board", "spec")
 COMMON_PARTS = ("Device:R", "Device:C", "Device:C_Polarized", "Device:L", "Device:LED",
                 "Device:D", "Device:D_Schottky", "Device:D_Zener", "Device:D_TVS",
                 "Device:Crystal", "Device:Fuse", "Device:Polyfuse", "Device:FerriteBead")
+# A library's nickname may hold `-` and `.` as well (the coldfire kit's
+# `kit-coldfire_schlib`): a lib_id the pattern missed got no pin table in the prompt pack.
 LIB_ID = re.compile(r"`([A-Za-z][A-Za-z0-9_.-]*:[A-Za-z0-9_+.-]+)`")
 ARRANGE_FLAGS = ("group_gap", "page_width", "row_width", "margin")
 OUTCOMES = ("success", "blocked", "human-review-required", "stop-condition")
