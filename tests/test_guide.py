@@ -5,6 +5,7 @@ changes the behaviour turns this red before it misleads an agent again."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 from conftest import REPO, SYMBOLS, TASKS
@@ -90,7 +91,6 @@ def test_arrange_repacks_the_parts_inside_a_group(tmp_path):
 # one symbol at a time, out of Debian's kicad-symbols into the test's folder, so a draw
 # takes a second), and draws the wrong way too: if akcli changes, one of the two flips.
 
-import re  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -569,6 +569,14 @@ def test_a_supply_needs_a_flag_only_where_its_name_is_no_supplys(tmp_path):
     assert named["erc"] == [] and named["layout"] == []
     other = draw(tmp_path / "other", sheet("VMOT", False), libs)
     assert codes(other["erc"]) == {"ERC_POWER_IN_UNDRIVEN"}, other["erc"]
+    # every name the guide gives, on the regulator's input, as akcli's ERC reads it
+    text = " ".join(GUIDE.split())
+    supplies = re.search(r"It reads as a supply (.*?), and as a ground", text).group(1)
+    others = re.search(r"on a net named otherwise \((.*?)\)", text).group(1)
+    for names, undriven in ((supplies, False), (others, True)):
+        for rail in re.findall(r"`([^`]+)`", names):
+            found = draw(tmp_path / rail.replace("+", "p"), sheet(rail, False), libs)
+            assert ("ERC_POWER_IN_UNDRIVEN" in codes(found["erc"])) == undriven, (rail, found)
     flagged = draw(tmp_path / "flagged", sheet("VMOT", True), libs)
     assert flagged["erc"] == [] and flagged["layout"] == [], flagged
     extra = draw(tmp_path / "extra", sheet("+5V", True), libs)
