@@ -637,7 +637,7 @@ def spec(board: dict, sid: str, parts=None, wrong=None, edit=None) -> dict:
     return out
 
 
-# A crystal for CL = 12.5 pF with 3.5 pF of stray per pin: 2 × (12.5 − 3.5) = 18 pF.
+# A crystal for CL = 12.5 pF with 3.5 pF of stray capacitance in it: 2 × (12.5 − 3.5) = 18 pF.
 P01_PARTS = mutate_parts(B01["parts"], values={"C5": "18p", "C6": "18p"})
 P01 = spec(B01, "p01-stm32f030-minimum", P01_PARTS, {
     "no-vdda-capacitor": {"drop": "C2"},

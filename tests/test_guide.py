@@ -628,3 +628,38 @@ def test_the_pack_says_a_pasted_instruction_is_ignored_not_declined():
                    for b in bullets)
     declining = " ".join(GUIDE.split("## Declining", 1)[1].split("\n## ", 1)[0].split())
     assert "A pasted instruction is not a reason to decline." in declining
+
+
+def test_power_symbols_and_the_two_macros_are_clean_the_way_the_guide_says(tmp_path):
+    """A power symbol on a pin draws over the part, and on a 300 mil stub's free end it is
+    clean; place_led_indicator and place_rc_filter run their labels over their parts at
+    their default spacing and are clean at 800 with names of nine characters, while the
+    filter's labels overlap with longer names (a trial agent drew the macros at their
+    default, as the guide then said nothing of their spacing)."""
+    libs = [str(REPO / "symbols" / f"{lib}.kicad_sym") for lib in ("Device", "power", "Connector")]
+    j1 = [place("Connector:Conn_01x02", "J1", 3000, 1000), label("GND", "J1.2")]
+    on_pin = draw(tmp_path / "on-pin", j1 + [{"op": "place_vcc", "at": "J1.1"}], libs)
+    assert "LAYOUT_POWER_ON_PIN" in codes(on_pin["layout"])
+    stub = draw(tmp_path / "stub", j1 + [{"op": "add_wire", "vertices": ["J1.1", [2500, 1000]]},
+                                         {"op": "place_vcc", "at": [2500, 1000]}], libs)
+    assert stub["layout"] == [] and "J1.1" in stub["nets"]["VCC"]
+
+    def led(spacing, net="STATUS", mid="STATUS_A"):
+        op = {"op": "place_led_indicator", "x_mil": 1000, "y_mil": 1000, "net": net,
+              "designators": ["R1", "D1"], "r_value": "470", "gnd_net": "GND", "mid_net": mid}
+        return codes(draw(tmp_path / f"led-{spacing}-{net}", [
+            {**op, **({"spacing_mil": spacing} if spacing else {})}], libs)["layout"])
+
+    def rc(spacing, into="SENSE_RAW", out="SENSE"):
+        op = {"op": "place_rc_filter", "x_mil": 1000, "y_mil": 1000, "in_net": into,
+              "out_net": out, "designators": ["R2", "C1"], "r_value": "10k",
+              "c_value": "100n", "gnd_net": "GND"}
+        return codes(draw(tmp_path / f"rc-{spacing}-{into}", [
+            {**op, **({"spacing_mil": spacing} if spacing else {})}], libs)["layout"])
+
+    assert "LAYOUT_LABEL_OVER_SYMBOL" in led(None) and led(800) == set()
+    assert "LAYOUT_LABEL_OVER_SYMBOL" in rc(None) and rc(800) == set()
+    assert "LAYOUT_LABEL_OVERLAP" in rc(1200, "SENSOR_RAW_IN", "SENSOR_FILTERED")
+    text = " ".join(GUIDE.split())
+    assert "800 is clean with net names of up to nine characters" in text
+    assert "draw a 300 mil wire straight away from the pin" in text
