@@ -285,6 +285,29 @@ def test_an_led_cathode_label_runs_over_the_led_and_the_guides_stub_is_clean(tmp
     assert stub["nets"] == {"LED_A": ["D1.2"], "LED_K": ["D1.1"]} and stub["layout"] == []
 
 
+
+def test_wirebench_own_led_takes_a_cathode_label_where_a_task_forbids_wires(tmp_path):
+    """The guide sends the cathode label onto the pin in a task that forbids wires (07's
+    arrange): that holds only while such tasks use wirebench's own LED, whose body leaves
+    the label clear at every rotation (a trial agent found the stub rule and 07's ban on
+    wires at odds)."""
+    import yaml
+
+    libs = [str(REPO / "symbols" / "Device.kicad_sym")]
+    for rotation in (0, 90, 180, 270):
+        got = draw(tmp_path / f"k{rotation}", [
+            place("Device:LED", "D1", 1000, 1000, rotation=rotation),
+            label("LED_K", "D1.1"), label("LED_A", "D1.2")], libs)
+        assert got["layout"] == [], (rotation, got["layout"])
+    forbidding = [d for d in sorted(TASKS.iterdir()) if (d / "task.yaml").is_file() and any(
+        c.get("kind") == "forbids_op" and c.get("op") == "add_wire"
+        for c in yaml.safe_load((d / "task.yaml").read_text()).get("criteria", []))]
+    assert forbidding, "no task forbids wires: the guide's sentence has nothing to hold"
+    for d in forbidding:
+        meta = yaml.safe_load((d / "task.yaml").read_text())
+        assert not meta.get("libraries"), f"{d.name} draws with KiCad's libraries"
+    assert "A task that forbids wires" in " ".join(GUIDE.split())
+
 @needs_kicad
 @pytest.mark.slow
 def test_a_power_flag_goes_mid_wire_as_the_guide_says(tmp_path):
