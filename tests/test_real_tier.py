@@ -646,3 +646,31 @@ def test_no_reading_is_given_where_a_part_of_unknown_state_closes_a_loop():
     fuse = Part("F1", "lib:FUSE", "FUSE", {"1": "A", "2": "Q"})
     meter = Ohmmeter(Board(array, fuse, R("R5", "Q", "GND", "10K")))
     assert meter.reading("A", "GND") == pytest.approx(1 / (1 / 20e3 + 1 / 10e3), rel=1e-6)
+
+
+def test_a_command_agent_gets_the_real_tasks_own_library_and_draws_the_base_with_it(sample,
+                                                                                    tmp_path):
+    """A real task draws with its own symbols.kicad_sym, whose symbols carry whole lib_ids
+    (`ecc83_schlib:R`): a command agent's SYMBOLS_DIR holds it, and the agent's own akcli
+    draws the base sheet from it with the demo's nets (it once got no library at all, so
+    every `akcli draw` of its own failed)."""
+    from wirebench.corpus.libraries import symbols_for, trimmed_copies
+    from wirebench.corpus.tasks import load_task
+
+    task = load_task(sample[0])
+    made = trimmed_copies(symbols_for(task, []), task.shown_lib_ids(), tmp_path / "symbols")
+    assert [p.name for p in made] == ["symbols.kicad_sym"]
+    assert made[0].read_bytes() == (sample[0] / "symbols.kicad_sym").read_bytes()
+    flags = [a for p in made for a in ("--symbols", str(p))]
+    assert subprocess.run(["akcli", "new", "s.kicad_sch"], cwd=tmp_path,
+                          capture_output=True).returncode == 0
+    drawn = subprocess.run(["akcli", "draw", "s.kicad_sch", "--ops",
+                            str(sample[0] / "base_ops.json"), "--apply", "--no-erc", *flags],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert drawn.returncode == 0, drawn.stdout[-600:] + drawn.stderr[-600:]
+    nets = json.loads(subprocess.run(["akcli", "nets", "s.kicad_sch", "--json"], cwd=tmp_path,
+                                     capture_output=True, text=True).stdout)["nets"]
+    parts = {m.split(".")[0] for n in nets for m in n["members"] if not m.startswith("#")}
+    placed = {op["designator"] for op in json.loads(
+        (sample[0] / "base_ops.json").read_text())["ops"] if op["op"] == "place_component"}
+    assert placed and placed <= parts | {r for r in placed if r.startswith("#")}

@@ -138,7 +138,9 @@ def trim(text: str, names: set[str]) -> str:
 def trimmed_copies(libraries: list[str], lib_ids: list[str], folder: Path) -> list[Path]:
     """For each library a lib_id names, a copy in `folder` holding only those symbols,
     named as the library is (Device.kicad_sym): what a command agent's own akcli reads
-    (SYMBOLS_DIR). Libraries no lib_id names are left out."""
+    (SYMBOLS_DIR). A task's own library (the real tier's symbols.kicad_sym, whose symbols
+    carry their whole lib_ids, `video_schlib:R`) is copied whole: it holds only the
+    task's symbols already. Libraries no lib_id names are left out."""
     by_library: dict[str, set[str]] = {}
     for lib_id in lib_ids:
         library, _, name = lib_id.partition(":")
@@ -154,7 +156,17 @@ def trimmed_copies(libraries: list[str], lib_ids: list[str], folder: Path) -> li
         elif path.stem in by_library:
             out.write_text(trim(path.read_text(encoding="utf-8"), by_library[path.stem]),
                            encoding="utf-8")
+        elif _holds_whole_ids(path, by_library):
+            shutil.copyfile(path, out)
         else:
             continue
         made.append(out)
     return made
+
+
+def _holds_whole_ids(path: Path, by_library: dict[str, set[str]]) -> bool:
+    """Does the file name its symbols by whole lib_id (`(symbol "video_schlib:R"`), as a
+    task's own library does, for any of the libraries asked for?"""
+    text = path.read_text(encoding="utf-8")
+    return any(f'(symbol "{library}:' in text for library in by_library)
+
