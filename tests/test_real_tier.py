@@ -674,3 +674,29 @@ def test_a_command_agent_gets_the_real_tasks_own_library_and_draws_the_base_with
     placed = {op["designator"] for op in json.loads(
         (sample[0] / "base_ops.json").read_text())["ops"] if op["op"] == "place_component"}
     assert placed and placed <= parts | {r for r in placed if r.startswith("#")}
+
+
+def test_the_guides_check_of_an_edit_runs_on_a_real_task(sample, tmp_path):
+    """The guide's way to check an edit: draw BASE_OPS on a new sheet, then dry-run the
+    edit on it. On a real repair the dry run of the reference passes and reports the
+    repair in its net diff, and writes nothing."""
+    import yaml as _yaml
+
+    guide = " ".join((REPO / "skills" / "akcli-oplists.md").read_text().split())
+    assert ("`akcli draw board.kicad_sch --ops \"$BASE_OPS\" --apply --no-erc`" in guide)
+    task = next(t for t in sample if "(wrong-net)" in _yaml.safe_load(
+        (t / "task.yaml").read_text())["brief"])
+    flags = ["--symbols", str(task / "symbols.kicad_sym")]
+
+    def akcli(*args):
+        return subprocess.run(["akcli", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    assert akcli("new", "board.kicad_sch").returncode == 0
+    assert akcli("draw", "board.kicad_sch", "--ops", str(task / "base_ops.json"), "--apply",
+                 "--no-erc", *flags).returncode == 0
+    before = (tmp_path / "board.kicad_sch").read_bytes()
+    dry = akcli("draw", "board.kicad_sch", "--ops", str(task / "reference_ops.json"), "--json",
+                *flags)
+    assert dry.returncode == 0, dry.stdout[-600:] + dry.stderr[-600:]
+    assert (tmp_path / "board.kicad_sch").read_bytes() == before
+    assert json.loads(dry.stdout).get("net_diff"), dry.stdout[:600]
