@@ -101,6 +101,27 @@ def test_op_amp_classes_have_their_gain_bandwidth_and_output_swing(tmp_path):
     assert figures["RRO"]["low"] == pytest.approx(0.05, abs=0.05)
 
 
+def test_op_amp_inputs_work_rail_to_rail_with_no_offset_or_bias_current(tmp_path):
+    """What the design tasks say of both classes' inputs (trial agents asked): a follower
+    fed through 1 MΩ (a bias current of 1 nA would show as 1 mV) follows within 1 mV,
+    near either rail, as far as the class's output can go."""
+    for value, near_top in (("GP", 3.4), ("RRO", 4.9)):
+        task = bench(tmp_path, {
+            "sources": [{"name": "VS", "node": "VIN", "value": "DC 1"},
+                        {"name": "VP", "node": "V5", "value": "DC 5"}],
+            "analyses": {"dc": "vs 0 5 0.1"},
+            "measures": [{"name": f"at{i}", "analysis": "dc",
+                          "meas": f"FIND v(VOUT) AT={v}", "min": -9}
+                         for i, v in enumerate((0.1, 1, near_top))]},
+            ["VIN", "VOUT", "V5", "GND"], name=f"in-{value}")
+        ops = labelled([("U1", "Amplifier:OpAmp_Single", value), ("R1", "Device:R", "1meg")],
+                       {"VIN": ["R1.1"], "P": ["R1.2", "U1.3"], "VOUT": ["U1.2", "U1.6"],
+                        "V5": ["U1.7"], "GND": ["U1.4"]})
+        got = measured(simulate(tmp_path, task, ops, pair=f"in-{value}")[1])
+        for i, v in enumerate((0.1, 1, near_top)):
+            assert got[f"at{i}"] == pytest.approx(v, abs=1e-3), (value, v, got)
+
+
 def test_the_ldo_regulates_drops_out_and_gives_nothing_from_a_reversed_input(tmp_path):
     task = bench(tmp_path, {
         "sources": [{"name": "VS", "node": "VIN", "value": "DC 5"}],
