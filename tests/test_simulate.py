@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SYMBOLS, TASKS, write_ops
+from conftest import REPO, SYMBOLS, TASKS, write_ops
 
 from wirebench.corpus.tasks import load_task
 from wirebench.corpus.testbench import compile_spec, eng_value
@@ -341,3 +341,22 @@ def test_engineering_values_read_as_akcli_reads_them():
     assert eng_value("-1m") == pytest.approx(-1e-3)
     assert eng_value("2.2e-6") == pytest.approx(2.2e-6)
     assert eng_value("banana") is None and eng_value("4.7k7") is None
+
+
+def test_a_circuit_with_nothing_on_gnd_cannot_be_simulated_as_the_guide_warns(tmp_path):
+    """d09's level shifter needs nothing on GND, and the task says GND must exist: drawn
+    bare it is `interface_missing` (akcli's simulator takes GND as its reference), and a
+    rail decoupled to GND, as the guide says, makes it simulate and pass."""
+    task = TASKS / "d09-level-shifter"
+    ops = json.loads((task / "reference_ops.json").read_text())["ops"]
+
+    def without(*refs):
+        return [o for o in ops if o.get("designator") not in refs
+                and str(o.get("at", "")).split(".")[0] not in refs]
+
+    bare, _ = simulate(tmp_path, task, without("C1", "C2"), pair="bare")
+    assert not bare["passed"] and bare["sim_status"] == "interface_missing"
+    one, _ = simulate(tmp_path, task, without("C2"), pair="one")
+    assert one["passed"], one["first_finding"]
+    guide = " ".join((REPO / "skills" / "akcli-oplists.md").read_text().split())
+    assert "`GND` must reach a pin even where your circuit needs nothing there" in guide
