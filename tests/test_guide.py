@@ -280,9 +280,30 @@ def test_an_led_cathode_label_runs_over_the_led_and_the_guides_stub_is_clean(tmp
     bullet = bullet[:bullet.index("\n- ") if "\n- " in bullet else None]
     example = [json.loads(" ".join(m.split())) for m in re.findall(r"`(\{.*?\})`", bullet, re.S)]
     assert [op["op"] for op in example] == ["add_wire", "add_net_label"]
-    assert "for an LED at\n  (1000, 1000), rotation 0" in bullet
+    assert "for an LED at (1000, 1000), rotation 0" in " ".join(bullet.split())
     stub = draw(tmp_path / "stub", [led, *example, label("LED_A", "D1.2")], libs)
     assert stub["nets"] == {"LED_A": ["D1.2"], "LED_K": ["D1.1"]} and stub["layout"] == []
+    # The guide's rule for a stub's label at every rotation of the LED, with a long name (a
+    # trial agent's LED1_K, left unturned as the guide then said, ran back over the LED).
+    turn = {(-1, 0): 180, (1, 0): 0, (0, -1): 90, (0, 1): 270}
+    text = " ".join(bullet.split())
+    assert "a stub that runs left takes 180, right 0, up 90, down 270" in text
+    for rotation in (0, 90, 180, 270):
+        at = next(p for p in json.loads(akcli(
+            "pins", "Device:LED", "--at", "1000", "1000", "--rotation", str(rotation),
+            "--json", *[a for s in libs for a in ("--symbols", s)]).stdout)["pins"]
+            if p["number"] == "1")
+        k = (at["x_mil"], at["y_mil"])
+        way = (k[0] > 1000) - (k[0] < 1000), (k[1] > 1000) - (k[1] < 1000)
+        tip = [k[0] + 300 * way[0], k[1] + 300 * way[1]]
+        ops = [place("Device:LED", "D1", 1000, 1000, rotation=rotation),
+               {"op": "add_wire", "vertices": [list(k), tip]}]
+        turned = draw(tmp_path / f"long{rotation}", ops + [
+            label("LED_CATHODE1", tip, rotation=turn[way])], libs)
+        assert turned["layout"] == [], (rotation, turned["layout"])
+        if rotation == 0:
+            unturned = draw(tmp_path / "unturned", ops + [label("LED_CATHODE1", tip)], libs)
+            assert codes(unturned["layout"]) == {"LAYOUT_LABEL_OVER_SYMBOL"}, unturned
 
 
 

@@ -4,8 +4,8 @@ and leave no layout or ERC finding that the pack does not explain (issue 31).
 
 The answer is derived mechanically from the task's own reference_ops.json, with every
 trick the pack does not teach taken out:
-  - no `rotation` on any net label ("On a pin, leave `rotation` out"; a stub's label
-    goes on the wire's free end "without `rotation`");
+  - no `rotation` on any net label on a pin ("On a pin, leave `rotation` out"); a stub's
+    label goes on the wire's free end, turned to run on away from the LED;
   - a wire stub from a pin to a lone label becomes a label on the pin ("The safest
     connection is a net label on the pin"), except on the cathode of KiCad's
     `Device:LED`, where it becomes the stub the pack teaches: 300 mil straight away from
@@ -154,8 +154,12 @@ def pack_style(ops: list[dict], libs: list[str], kicad: bool,
                     step = ((STUB if dx > 0 else -STUB), 0) if abs(dx) >= abs(dy) else \
                         (0, (STUB if dy > 0 else -STUB))
                     tip = [pin_end[0] + step[0], pin_end[1] + step[1]]
+                    # the label turned to run on away from the LED, as the pack says
+                    turn = {(-1, 0): 180, (1, 0): 0, (0, -1): 90, (0, 1): 270}[
+                        ((step[0] > 0) - (step[0] < 0), (step[1] > 0) - (step[1] < 0))]
                     out += [{"op": "add_wire", "vertices": [list(pin_end), tip]},
-                            {"op": "add_net_label", "name": name, "at": tip}]
+                            {"op": "add_net_label", "name": name, "at": tip,
+                             "rotation": turn}]
                 else:
                     out.append({"op": "add_net_label", "name": name,
                                 "at": f"{ref}.{pin['number']}"})
