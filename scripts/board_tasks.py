@@ -143,14 +143,30 @@ def review_task(board: dict) -> dict:
     wrong = {"unreviewed": {"ops": [], "parts": []}}
     wrong |= {f"{name}-left": _renumbered(planted, _merged(
         f for n, f in fixes.items() if n != name))[1] for name in faults}
-    edit_task = {k: v for k, v in board.items() if k not in ("review_of", "faults")}
+    ref, value, _ = board["overfix"]
+    assert ref in kept(base, edit, board["free"]), f"{board['id']}: {ref} is not kept"
+    wrong["over-fixed"] = {"ops": [*edit["ops"], {"op": "set_component_parameters",
+                                                  "designator": ref, "value": value}],
+                           "parts": edit["parts"]}
+    edit_task = {k: v for k, v in board.items()
+                 if k not in ("review_of", "faults", "overfix", "free")}
     return {**edit_task, "parts": base, "edit": edit, "wrong": wrong}
 
 
+def kept(base: list[Part], edit: dict, free: tuple[str, ...]) -> dict[str, str]:
+    """The base's parts that no fault's fix touches (nor another fair fix, `free`), with
+    their values: what is right stays."""
+    touched = {op["designator"] for op in edit["ops"]} | {p.ref for p in edit["parts"]}
+    return {p.ref: p.value for p in base
+            if p.ref not in touched and p.ref not in free and p.value}
+
+
 def review_meta(board: dict, reference_ops: int) -> dict:
-    """A review's task.yaml: the spec's rules, a bound on the edit's size, and the wrong
-    answers, each failing on the rule of the fault it leaves in."""
+    """A review's task.yaml: the spec's rules, every part no fault touches at its value, a
+    bound on the edit's size, and the wrong answers, each failing on the rule of the fault
+    it leaves in (or on `kept`, a right part changed)."""
     spec = board["review_of"]
+    task = review_task(board)
     spec_meta = yaml.safe_load((REPO / "tasks" / spec["id"] / "task.yaml").read_text())
     faults = board["faults"]
     first = next(iter(faults.values()))
@@ -163,6 +179,10 @@ def review_meta(board: dict, reference_ops: int) -> dict:
         # The fixes move pins between named nets, which akcli's rails refuse.
         "strict_nets": False,
         "criteria": [*spec_meta["criteria"], {
+            "id": "kept", "kind": "values",
+            "values": kept(task["parts"], task["edit"], board["free"]),
+            "why": "what the sheet has right stays as it is: every part no fault touches "
+                   "keeps its value"}, {
             "id": "small-edit", "kind": "max_ops", "max": bound,
             "why": f"a review changes what is wrong ({reference_ops} ops fix it all); a "
                    "redraw is not a review"}],
@@ -170,7 +190,8 @@ def review_meta(board: dict, reference_ops: int) -> dict:
             {"file": "wrong/unreviewed.json", "fails": first[1],
              "why": f"the sheet as drawn: {first[2]}"},
             *({"file": f"wrong/{name}-left.json", "fails": rule, "why": why}
-              for name, (_, rule, why) in faults.items())],
+              for name, (_, rule, why) in faults.items()),
+            {"file": "wrong/over-fixed.json", "fails": "kept", "why": board["overfix"][2]}],
     }
 
 

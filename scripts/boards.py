@@ -768,9 +768,15 @@ SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P
 # own RC oscillator; an inductor from the datasheet's 12 V table). The agent gets the
 # requirements, the datasheets and the drawn sheet, and is told neither what is wrong nor
 # how much. Each fault: (the change to the spec's reference, the rule it breaks, why).
-def review(spec_board: dict, rid: str, faults: dict[str, tuple[dict, str, str]]) -> dict:
+def review(spec_board: dict, rid: str, faults: dict[str, tuple[dict, str, str]],
+           overfix: tuple[str, str, str], free: tuple[str, ...] = ()) -> dict:
+    """`overfix`: a part the sheet has right, as the base numbers it, the value a reviewer
+    who "improves" it gives it, and why that is no fix (a wrong answer: every fault fixed
+    and this part changed too). Every part no fault's fix touches must keep its value,
+    but those in `free`: parts another fair fix of a fault may change instead (a second
+    output capacitor made of the 100 nF beside the first, where the fix adds one)."""
     return {"id": rid, "title": spec_board["title"], "libraries": spec_board["libraries"],
-            "review_of": spec_board, "faults": faults}
+            "review_of": spec_board, "faults": faults, "overfix": overfix, "free": free}
 
 
 RV15 = review(P15, "rv15-review-usb-climate-logger", {
@@ -782,7 +788,8 @@ RV15 = review(P15, "rv15-review-usb-climate-logger", {
                      "fast mode's 300 ns"),
     "no-crystal": (B15["wrong"]["no-crystal"], "clock",
                    "the HSI's −2.75% to +3% over temperature breaks the link's budget"),
-})
+}, ("R7", "2.2k", "the power LED's 1 kΩ was right: a review changes what is wrong and "
+                  "nothing else"))
 
 RV08 = review(P08, "rv08-review-buck-3v3", {
     "inductor-3u3": (P08["wrong"]["inductor-3u3"], "inductor",
@@ -793,6 +800,8 @@ RV08 = review(P08, "rv08-review-buck-3v3", {
                                   "typical 1.18 V, but at 16.9 V at its lowest 1.10 V"),
     "one-output-capacitor": (P08["wrong"]["one-output-capacitor"], "output-capacitors",
                              "one 22 µF fails the datasheet's minimum of two"),
-})
+}, ("D2", "SMAJ24A", "the SMAJ28A stands off at least 24 V, as the requirements ask: a "
+                     "review changes what is wrong and nothing else"),
+    free=("C5", "C6", "R2"))  # the output's capacitors; the divider's other resistor
 
 REVIEWS = [RV15, RV08]

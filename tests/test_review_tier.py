@@ -39,13 +39,30 @@ def test_there_are_reviews_and_each_is_a_spec_task_with_its_specs_rules():
         meta, spec = _meta(task), _review(task)["review_of"]
         spec_meta = _meta(spec["id"])
         assert meta["tier"] == "spec" and meta["strict_nets"] is False, task
-        # Every rule of the spec, unchanged, and a bound on the edit's size.
-        assert meta["criteria"][:-1] == spec_meta["criteria"], task
-        assert meta["criteria"][-1]["kind"] == "max_ops", task
-        # The sheet as drawn, and each fault left in alone. That each fails on its rule
-        # and the reference passes is the corpus check's (test_corpus: every task that
-        # is not a board's or a spec's own).
-        assert len(meta["wrong_answers"]) == 1 + len(_review(task)["faults"]), task
+        # Every rule of the spec, unchanged, what is right kept, and a bound on the edit.
+        assert meta["criteria"][:-2] == spec_meta["criteria"], task
+        assert [c["kind"] for c in meta["criteria"][-2:]] == ["values", "max_ops"], task
+        # The sheet as drawn, each fault left in alone, and a right part "improved". That
+        # each fails on its rule and the reference passes is the corpus check's
+        # (test_corpus: every task that is not a board's or a spec's own).
+        assert len(meta["wrong_answers"]) == 2 + len(_review(task)["faults"]), task
+        assert meta["wrong_answers"][-1]["fails"] == "kept", task
+
+
+@pytest.mark.parametrize("task", REVIEWS)
+def test_a_review_keeps_every_part_no_fix_touches_and_only_those(task):
+    """`kept` holds every valued part of the base that neither the reference fix nor a
+    fair other fix (`free`) touches, at the base's value; a part a fault was planted on
+    is never among them (a trial reviewer changed rv08's correct TVS, and no rule saw it)."""
+    meta, board = _meta(task), _review(task)
+    kept = next(c for c in meta["criteria"] if c["id"] == "kept")["values"]
+    base = {op["designator"]: op.get("value") for op in json.loads(
+        (TASKS / task / "base_ops.json").read_text())["ops"] if op["op"] == "place_component"}
+    fix = json.loads((TASKS / task / "reference_ops.json").read_text())["ops"]
+    touched = {op["designator"] for op in fix if "designator" in op} | set(board["free"])
+    assert kept == {ref: value for ref, value in base.items()
+                    if value and ref not in touched}
+    assert board["overfix"][0] in kept and board["overfix"][1] != kept[board["overfix"][0]]
 
 
 @pytest.mark.parametrize("task", REVIEWS)
