@@ -470,6 +470,12 @@ B10 = {
             {"op": "set_component_parameters", "designator": "C5", "value": "10p"},
             {"op": "set_component_parameters", "designator": "C6", "value": "10p"}],
             "parts": [R("R1", "10k", "BOOT0", "GND")]},
+        # both faults fixed, and the power LED's resistor "improved" too
+        "over-fixed": {"ops": [
+            {"op": "set_component_parameters", "designator": "C5", "value": "12p"},
+            {"op": "set_component_parameters", "designator": "C6", "value": "12p"},
+            {"op": "set_component_parameters", "designator": "R3", "value": "470"}],
+            "parts": [R("R1", "10k", "BOOT0", "GND")]},
     },
 }
 
@@ -740,6 +746,9 @@ P10 = spec(B10, "p10-edit-fix-boot-and-clock",
     "load-capacitors-equal-cl": {"ops": [
         {"op": "set_component_parameters", "designator": c, "value": "12p"}
         for c in ("C5", "C6")], "parts": [R("R1", "10k", "BOOT0", "GND")]},
+    "over-fixed": {"ops": [*P10_FIX, {"op": "set_component_parameters", "designator": "R3",
+                                      "value": "470"}],
+                   "parts": [R("R1", "10k", "BOOT0", "GND")]},
 })
 
 # The dominant-bit LED: from 3.3 V through its resistor into RXD, which is low while the

@@ -136,3 +136,30 @@ def test_values_are_read_as_schematics_write_them(text, value):
 
     got = part_value(text)
     assert got == pytest.approx(value) if value is not None else got is None
+
+
+def test_every_kept_rule_is_the_base_sheet_less_what_the_fix_touches():
+    """A `kept` rule (an edit that must change what is wrong and nothing else) holds each
+    part of the base sheet at the base's value; none the reference edit touches; and, on
+    a board's own fix (which names no other fair fix), every valued part it leaves."""
+    import yaml
+
+    found = 0
+    for meta_path in sorted(TASKS.glob("*/task.yaml")):
+        meta = yaml.safe_load(meta_path.read_text())
+        kept = next((c["values"] for c in meta.get("criteria", []) if c["id"] == "kept"),
+                    None)
+        if kept is None:
+            continue
+        found += 1
+        folder = meta_path.parent
+        base = {op["designator"]: op.get("value") for op in json.loads(
+            (folder / "base_ops.json").read_text())["ops"] if op["op"] == "place_component"}
+        touched = {op["designator"] for op in json.loads(
+            (folder / "reference_ops.json").read_text())["ops"] if "designator" in op}
+        assert all(base.get(ref) == value for ref, value in kept.items()), folder.name
+        assert not touched & set(kept), folder.name
+        if meta.get("family") != "review":
+            assert kept == {r: v for r, v in base.items() if v and r not in touched}, folder.name
+        assert any(w["fails"] == "kept" for w in meta["wrong_answers"]), folder.name
+    assert found >= 4
