@@ -456,7 +456,7 @@ def test_a_value_slip_another_slip_would_mimic_keeps_the_plain_note():
             self.ohmmeter = Ohmmeter(self)
 
     class Places:
-        def where(self, net):
+        def where(self, net, avoid=()):
             return f"`{net}`"
 
     def R(ref, a, b, value):
@@ -700,3 +700,25 @@ def test_the_guides_check_of_an_edit_runs_on_a_real_task(sample, tmp_path):
     assert dry.returncode == 0, dry.stdout[-600:] + dry.stderr[-600:]
     assert (tmp_path / "board.kicad_sch").read_bytes() == before
     assert json.loads(dry.stdout).get("net_diff"), dry.stdout[:600]
+
+
+def test_no_bench_note_names_the_part_at_fault(demos, tmp_path):
+    """A note finds a net by a pin of another part: on the faulty sheet the part at fault
+    may not be on that net at all (a turned electrolytic's pin 1 sits on GND), and its
+    name gives the fault away. Before `where` was told to avoid it, 2 of pic_programmer's
+    17 tasks named it (a value slip's ohmmeter note, a turned capacitor)."""
+    from wirebench.taskgen.real import generate
+
+    made = generate("ci", demos, tmp_path / "real", names=["pic_programmer"])
+    repairs = 0
+    for task in made:
+        text = (task / "task.md").read_text()
+        if not text.startswith("# Repair"):
+            continue
+        repairs += 1
+        notes = " ".join(line for line in text.splitlines()
+                         if line.startswith("> ") or re.match(r"\d+\. ", line))
+        fixed = {op["designator"] for op in json.loads(
+            (task / "reference_ops.json").read_text())["ops"] if "designator" in op}
+        assert not [r for r in fixed if re.search(rf"\b{re.escape(r)}\b", notes)], task.name
+    assert repairs >= 10

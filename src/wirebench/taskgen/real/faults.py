@@ -140,7 +140,9 @@ class Places:
 
     def where(self, net: str, avoid: tuple[str, ...] = ()) -> str:
         """A net as a person at the bench finds it: by its name when the design names
-        it, else by a pin of a chip or connector on it."""
+        it, else by a pin of a chip or connector on it, never one of `avoid` (the part at
+        fault: on the faulty sheet its pins may sit elsewhere, and its name would give the
+        fault away)."""
         if net in self.design.named:
             return f"`{net}`"
         best = None
@@ -192,18 +194,19 @@ def value_faults(design, ops, places) -> list[dict]:
             if not others:
                 continue
             other = others[0]
+            own = (part.ref,)  # a note never names the part at fault
             nets = sorted(set(part.pins.values()), key=lambda n: (is_ground(n), n))
             kind = "resistor" if prefix(part.ref) == "R" else "capacitor"
             measured = kind == "resistor" and _reading(design, places, part, bad, nets)
             if measured:
                 symptom = measured
             elif kind == "resistor":
-                symptom = (f"With the board powered, the level at {places.where(nets[0])} "
+                symptom = (f"With the board powered, the level at {places.where(nets[0], own)} "
                            f"sits far from its design value ({'too low' if up else 'too high'} "
                            "a current flows through the parts around it), and the circuit "
                            "behind it misbehaves accordingly.")
             else:
-                symptom = (f"The time constant at {places.where(nets[0])} is about ten "
+                symptom = (f"The time constant at {places.where(nets[0], own)} is about ten "
                            f"times {'longer' if up else 'shorter'} than the design "
                            "expects: what it filters, couples or times is off by an order "
                            "of magnitude.")
@@ -263,7 +266,8 @@ def _reading(design, places, part: Part, bad: str, nets: list[str]) -> str | Non
     _, b, board, design_ohms = min(readings, key=lambda r: r[0])
     return ("One resistor on this board was fitted ten times off its value. Unpowered, "
             f"with its chips out of circuit ({CONDUCT}), an ohmmeter from "
-            f"{places.where(a)} to {places.where(b)} reads {ohms_text(board)}; the "
+            f"{places.where(a, (part.ref,))} to {places.where(b, (part.ref,))} reads "
+            f"{ohms_text(board)}; the "
             f"design gives {ohms_text(design_ohms)}.")
 
 
@@ -427,6 +431,7 @@ def wrong_net_faults(design, ops, places) -> list[dict]:
                 continue
             other = wrongs[0]
             opin = next(k for k, v in other.pins.items() if v == net)
+            own = (part.ref,)
             okeep = next(k for k, v in other.pins.items() if k != opin)
             out.append({
                 "kind": "wrong-net", "ref": part.ref,
@@ -437,8 +442,8 @@ def wrong_net_faults(design, ops, places) -> list[dict]:
                 "fails": "nets",
                 "wrong_why": f"{other.ref} rewired instead of {part.ref}, whose pin {pin} "
                              f"stays on {nxt}",
-                "symptom": (f"Probing {places.where(net)} finds a connection missing that "
-                            f"the design relies on, and {places.where(nxt)} is loaded by a "
+                "symptom": (f"Probing {places.where(net, own)} finds a connection missing that "
+                            f"the design relies on, and {places.where(nxt, own)} is loaded by a "
                             "part it should never see."),
                 "parts": design.parts,
             })
@@ -468,13 +473,13 @@ def turned_faults(design, ops, places) -> list[dict]:
         other = others[0]
         what = ("diode" if "D" in sym and "CP" not in sym else
                 "electrolytic capacitor" if polar else "transistor")
-        n1, n2 = part.pins[a], part.pins[b]
+        n1, n2, own = part.pins[a], part.pins[b], (part.ref,)
         symptom = {
-            "diode": f"Between {places.where(n1)} and {places.where(n2)} a diode conducts "
-                     "when it should block and blocks when it should conduct.",
-            "electrolytic capacitor": f"The electrolytic on {places.where(n1)} runs warm "
+            "diode": f"Between {places.where(n1, own)} and {places.where(n2, own)} a diode "
+                     "conducts when it should block and blocks when it should conduct.",
+            "electrolytic capacitor": f"The electrolytic on {places.where(n1, own)} runs warm "
                                       "and its rail droops: it sits reverse-biased.",
-            "transistor": f"The transistor stage on {places.where(part.pins[pins[1]])} "
+            "transistor": f"The transistor stage on {places.where(part.pins[pins[1]], own)} "
                           "never switches as designed: it leaks or stays off whatever its "
                           "base is driven with.",
         }[what]
@@ -526,6 +531,7 @@ def missing_faults(design, ops, places) -> list[dict]:
         if kind is None:
             continue
         place = [op for op in part_ops(ops, part.ref) if op["op"] == "place_component"]
+        own = (part.ref,)  # never fitted: the sheet has no such part to name
         fix = [copy.deepcopy(op) for op in place] + [
             {"op": "add_net_label", "name": part.pins[p], "at": f"{part.ref}.{p}"}
             for p in sorted(part.pins)]
@@ -537,7 +543,7 @@ def missing_faults(design, ops, places) -> list[dict]:
                 {"op": "add_net_label", "name": signal if part.pins[p] == signal
                  else grounds[0], "at": f"{part.ref}.{p}"} for p in sorted(part.pins)]
             why = f"{part.ref} fitted to {grounds[0]} instead of {rail}: a pull-down"
-            symptom = (f"{places.where(signal)} floats: nothing holds it at `{rail}` "
+            symptom = (f"{places.where(signal, own)} floats: nothing holds it at `{rail}` "
                        "when no one drives it, so it reads at random.")
         else:
             rails = [n for n in members if is_rail(n) and n != rail]
@@ -581,11 +587,11 @@ def rail_faults(design, ops, places) -> list[dict]:
                 continue
             peer = peers[0]
             ppin = next(k for k, v in peer.pins.items() if v == net)
-            far = next(v for k, v in part.pins.items() if k != pin)
+            far, own = next(v for k, v in part.pins.items() if k != pin), (part.ref,)
             # a part to ground is found by its rail alone: "the circuit around GND" says
             # nothing
             keep = ("a part between it and ground" if is_ground(far)
-                    else f"the circuit around {places.where(far)}")
+                    else f"the circuit around {places.where(far, own)}")
             out.append({
                 "kind": "rail", "ref": part.ref,
                 "base": relabel(ops, part.ref, {pin: other_rail}),
