@@ -447,6 +447,9 @@ B09 = {
         "transmit-on-rx": {"parts": [
             Part(p.ref, p.lib_id, p.value, {**p.pins, "RO": "UART_TX", "DI": "UART_RX"})
             if p.ref == "U3" else p for p in RS485_DE]},
+        # the link added, and the status LED's resistor "improved" on the way
+        "over-fixed": {"ops": [{"op": "set_component_parameters", "designator": "R2",
+                                "value": "470"}], "parts": RS485_DE},
     },
 }
 
@@ -733,6 +736,8 @@ P09 = spec(B09, "p09-edit-add-rs485", edit={"parts": P09_EDIT}, wrong={
     "direction-not-driven": {"parts": mutate_parts(RS485_ON_USART, values={"R6": "100"})},
     "no-failsafe-bias": {"parts": [p for p in P09_EDIT if p.ref not in ("R7", "R8")]},
     "termination-120": {"parts": RS485_DE},
+    "over-fixed": {"ops": [{"op": "set_component_parameters", "designator": "R2",
+                            "value": "470"}], "parts": P09_EDIT},
 })
 
 # P01's board with BOOT0 floating and 27 pF load capacitors where 18 pF are right.
