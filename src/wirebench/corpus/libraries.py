@@ -169,4 +169,3 @@ def _holds_whole_ids(path: Path, by_library: dict[str, set[str]]) -> bool:
     task's own library does, for any of the libraries asked for?"""
     text = path.read_text(encoding="utf-8")
     return any(f'(symbol "{library}:' in text for library in by_library)
-
