@@ -161,12 +161,11 @@ def kept(base: list[Part], edit: dict, free: tuple[str, ...]) -> dict[str, str]:
             if p.ref not in touched and p.ref not in free and p.value}
 
 
-def review_meta(board: dict, reference_ops: int) -> dict:
+def review_meta(board: dict, task: dict, reference_ops: int) -> dict:
     """A review's task.yaml: the spec's rules, every part no fault touches at its value, a
     bound on the edit's size, and the wrong answers, each failing on the rule of the fault
     it leaves in (or on `kept`, a right part changed)."""
     spec = board["review_of"]
-    task = review_task(board)
     spec_meta = yaml.safe_load((REPO / "tasks" / spec["id"] / "task.yaml").read_text())
     faults = board["faults"]
     first = next(iter(faults.values()))
@@ -222,9 +221,10 @@ def review_text(board: dict, max_ops: int) -> str:
 def outputs(board: dict) -> dict[Path, str]:
     folder = REPO / "tasks" / board["id"]
     if "review_of" in board:
-        files = outputs(review_task(board))
+        task = review_task(board)
+        files = outputs(task)
         fix_ops = json.loads(files[folder / "reference_ops.json"])["ops"]
-        meta = review_meta(board, len(fix_ops))
+        meta = review_meta(board, task, len(fix_ops))
         files[folder / "task.yaml"] = yaml.safe_dump(
             meta, sort_keys=False, width=92, allow_unicode=True, default_flow_style=None)
         files[folder / "task.md"] = review_text(board, meta["criteria"][-1]["max"])
