@@ -162,6 +162,27 @@ def test_values_uses_op_and_max_ops_fail_with_reasons(tmp_path):
     assert "criterion compact: 9 ops written (at most 6)" in r["errors"]
 
 
+def test_power_symbols_and_flags_count_toward_no_part_limit(tmp_path):
+    """The guide says `max_parts` counts no `#PWR` part: a divider of two resistors with
+    a ground symbol and a power flag stays within d02's two parts, and a third resistor
+    does not."""
+    task = TASKS / "d02-divider-into-adc"
+    ops = reference_ops("d02-divider-into-adc")
+    ops = [op for op in ops if op.get("at") != "R2.2"] + [
+        {"op": "add_wire", "vertices": [[2200, 1150], [2200, 1450]]},
+        {"op": "place_gnd", "at": [2200, 1450]},
+        {"op": "add_wire", "vertices": [[1000, 850], [1000, 550]]},
+        {"op": "add_net_label", "name": "VIN", "at": [1000, 550]},
+        {"op": "place_pwr_flag", "at": [1000, 700]}]
+    r = run(tmp_path / "flags", write_ops(tmp_path / "flags.json", ops), task)
+    parts = next(c for c in r["criteria"] if c["id"] == "parts")
+    assert (parts["verdict"], parts["detail"]) == ("pass", "2 parts placed (at most 2)"), r
+    third = ops + [{"op": "place_component", "lib_id": "Device:R", "designator": "R3",
+                    "x_mil": 3400, "y_mil": 1000, "value": "1k"}]
+    r = run(tmp_path / "three", write_ops(tmp_path / "three.json", third), task)
+    assert next(c for c in r["criteria"] if c["id"] == "parts")["verdict"] == "fail"
+
+
 def test_forbids_op_and_arrange_survives_fail(tmp_path):
     task = TASKS / "07-arrange-safe-blocks"
     doc = json.loads((task / "reference_ops.json").read_text())

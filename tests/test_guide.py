@@ -707,3 +707,28 @@ def test_power_symbols_and_the_two_macros_are_clean_the_way_the_guide_says(tmp_p
     text = " ".join(GUIDE.split())
     assert "800 is clean with net names of up to nine characters" in text
     assert "draw a 300 mil wire straight away from the pin" in text
+
+
+def test_a_bus_entry_runs_from_at_by_size_as_the_guide_says(tmp_path):
+    """The guide's bus example draws clean and joins the bit by its label; an entry read
+    the other way round (`at` on the bus, the wire above it) lands nowhere and is
+    refused. A helper once asked what `at` and `size` meant: the schema only says they
+    are points."""
+    bus = {"op": "add_bus", "vertices": [[2600, 2500], [3800, 2500]]}
+    bit = [place("Device:R", "R1", 2800, 1200, value="1k"), label("D0", "R1.1"),
+           label("GND", "R1.2"),
+           {"op": "add_wire", "vertices": [[2800, 2100], [2800, 2400]]},
+           {"op": "add_net_label", "name": "D0", "at": [2800, 2100]}]
+    assert '"at": [2800,\n  2400]}` meets it at (2900, 2500)' in GUIDE
+    drawn = draw(tmp_path / "guide", [bus, {"op": "add_bus_entry", "at": [2800, 2400]},
+                                      *bit], SYMBOLS)
+    assert drawn["nets"]["D0"] == ["R1.1"] and not drawn["layout"], drawn
+    folder = tmp_path / "flipped"
+    folder.mkdir()
+    (folder / "ops.json").write_text(json.dumps(
+        {"protocol_version": 2, "target_format": "kicad",
+         "ops": [bus, {"op": "add_bus_entry", "at": [2800, 2500]}, *bit]}))
+    assert akcli("new", "s.kicad_sch", cwd=folder).returncode == 0
+    refused = akcli("draw", "s.kicad_sch", "--ops", "ops.json", "--apply", "--no-erc",
+                    *[a for s in SYMBOLS for a in ("--symbols", s)], cwd=folder)
+    assert refused.returncode != 0 and "DANGLING_BUS_ENTRY" in refused.stdout + refused.stderr

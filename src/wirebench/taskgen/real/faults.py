@@ -158,7 +158,18 @@ class Places:
             return f"the net `{net}`"
         part = self.design.part(best[1])
         name = self.pin_name(part, best[2])
-        return f"{best[1]} pin {best[2]}" + (f" ({name})" if name else "") + f" (net `{net}`)"
+        # the net first, the pin only as where to find it: "the electrolytic on C213 pin 1
+        # (net `N18`)" was read as calling C213 the electrolytic
+        return f"the net `{net}` (at {best[1]} pin {best[2]}" + (f", {name}" if name else "") + ")"
+
+
+def ohms(value: str) -> str:
+    """A resistor's value as said aloud: a bare number (video's `10`) takes its unit."""
+    return f"{value} Ω" if re.fullmatch(r"[\d.,]+", value) else value
+
+
+def upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def is_ground(net: str) -> bool:
@@ -195,7 +206,10 @@ def value_faults(design, ops, places) -> list[dict]:
                 continue
             other = others[0]
             own = (part.ref,)  # a note never names the part at fault
-            nets = sorted(set(part.pins.values()), key=lambda n: (is_ground(n), n))
+            # the signal side first: a pull-up ten times off moves its signal's level,
+            # never its rail's (a note once sent a reader to `+3.3V` for IRQ-7's pull-up)
+            nets = sorted(set(part.pins.values()),
+                          key=lambda n: (is_ground(n), is_rail(n), n))
             kind = "resistor" if prefix(part.ref) == "R" else "capacitor"
             measured = kind == "resistor" and _reading(design, places, part, bad, nets)
             if measured:
@@ -543,8 +557,10 @@ def missing_faults(design, ops, places) -> list[dict]:
                 {"op": "add_net_label", "name": signal if part.pins[p] == signal
                  else grounds[0], "at": f"{part.ref}.{p}"} for p in sorted(part.pins)]
             why = f"{part.ref} fitted to {grounds[0]} instead of {rail}: a pull-down"
-            symptom = (f"{places.where(signal, own)} floats: nothing holds it at `{rail}` "
-                       "when no one drives it, so it reads at random.")
+            # the value is said: where no peer shows it, nothing on the sheet could
+            symptom = (f"{upper_first(places.where(signal, own))} floats: the design holds it "
+                       f"at `{rail}` through {ohms(part.value)} when no one drives it, and nothing "
+                       "does on this board, so it reads at random.")
         else:
             rails = [n for n in members if is_rail(n) and n != rail]
             if not rails:
@@ -554,8 +570,8 @@ def missing_faults(design, ops, places) -> list[dict]:
                  else part.pins[p], "at": f"{part.ref}.{p}"} for p in sorted(part.pins)]
             why = f"{part.ref} fitted on {rails[0]} instead of {rail}"
             symptom = (f"Under load, `{rail}` shows fast spikes at the chips' supply pins "
-                       "and they misbehave at random: the rail is short of a part the "
-                       "design has.")
+                       "and they misbehave at random: the rail is short of a "
+                       f"{part.value} capacitor the design has.")
         out.append({
             "kind": kind, "ref": part.ref, "base": without(ops, part.ref), "fix": fix,
             "wrong_fix": wrong, "fails": "nets", "wrong_why": why, "symptom": symptom,
