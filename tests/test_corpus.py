@@ -10,6 +10,7 @@ import pytest
 from conftest import REPO, SYMBOLS, TASKS
 
 from wirebench.steps.tasks_check import check_corpus
+from wirebench.taskgen.generator import GENERATOR_VERSION
 
 
 @pytest.mark.slow
@@ -107,4 +108,4 @@ def test_every_generated_refusal_follows_the_prompt_pack():
     assert kinds == {"contradiction": {"human-review-required"},
                      "not-a-schematic": {"stop-condition"}}
     assert yaml.safe_load((REPO / "splits/public/split.yaml").read_text())[
-        "generator_version"] == 2
+        "generator_version"] == GENERATOR_VERSION

@@ -89,12 +89,12 @@ def test_an_unknown_family_is_refused_with_the_families_listed(tmp_path):
 @pytest.mark.parametrize("text, why", [
     ("families: [", "not valid YAML"),
     ("- a list", "a split manifest needs `generator_version` and a `families` list"),
-    ("generator_version: 2\nfamilies: 3", "a split manifest needs `generator_version`"),
-    ("generator_version: 1\nfamilies: []", "made by generator version 1, this is 2"),
-    ("families: []", "made by generator version None, this is 2"),
-    ("generator_version: 2\nfamilies: [{family: netlist, seed: 1}]",
+    ("generator_version: 3\nfamilies: 3", "a split manifest needs `generator_version`"),
+    ("generator_version: 1\nfamilies: []", "made by generator version 1, this is 3"),
+    ("families: []", "made by generator version None, this is 3"),
+    ("generator_version: 3\nfamilies: [{family: netlist, seed: 1}]",
      "each of `families` needs family, seed and count"),
-    ("generator_version: 2\nfamilies: [netlist]",
+    ("generator_version: 3\nfamilies: [netlist]",
      "each of `families` needs family, seed and count"),
 ])
 def test_a_bad_manifest_is_refused_naming_the_file(tmp_path, text, why):

@@ -18,11 +18,12 @@ from pathlib import Path
 from wirebench.taskgen.rng import Rng
 from wirebench.taskgen.spec import GeneratedTask, write
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 # The random stream's own version. Version 2 changed what the safety family's
-# contradictions expect (human-review-required, as the prompt pack says), not what any
-# family draws, so the stream stays at 1: every task keeps its circuit, its prompt and its
-# id, and results on the public split compare across the two versions.
+# contradictions expect (human-review-required, as the prompt pack says), and version 3
+# the op-amp's note (what its inputs do, as the hand-written design tasks say), not what
+# any family draws, so the stream stays at 1: every task keeps its circuit and its id,
+# and results on the public split compare across the versions.
 STREAM_VERSION = 1
 
 

@@ -27,7 +27,8 @@ OPAMP = "Amplifier:OpAmp_Single"
 # What the prompt says about the op-amp: the figures part_models.yaml's GP model has.
 OPAMP_NOTE = ("The op-amp is `Amplifier:OpAmp_Single` with value `GP` (pins: 3 `+`, 2 `-`, "
               "6 output, 7 `V+`, 4 `V-`): gain-bandwidth 1 MHz; its output reaches from "
-              "`V-` + 0.05 V to `V+` - 1.5 V.")
+              "`V-` + 0.05 V to `V+` - 1.5 V; its inputs work anywhere between its supply "
+              "pins, with no offset or bias current worth counting.")
 
 
 def fmt(value: float) -> str:
