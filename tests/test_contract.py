@@ -278,6 +278,14 @@ def test_the_corpus_gate_names_each_problem(tmp_path, meta, files, expect):
     assert any(expect in p for p in found), found
 
 
+def test_the_corpus_gate_checks_one_tasks_own_folder():
+    """`wirebench tasks check tasks/d02-...` checks that task, where it once said the
+    folder held no tasks."""
+    report = check_corpus(TASKS / "d02-divider-into-adc", SYMBOLS)
+    assert [t["id"] for t in report["tasks"]] == ["d02-divider-into-adc"]
+    assert report["ok"] == 1 and not report["problems"], report
+
+
 def test_the_corpus_gate_catches_duplicate_ids(tmp_path):
     root = corpus_with(tmp_path, meta=GOOD)
     shutil.copytree(root / "01-divider", root / "01-divider-copy")

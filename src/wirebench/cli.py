@@ -384,7 +384,8 @@ def _parser():
     tasks = sub.add_parser("tasks", help="work with the task corpus")
     tsub = tasks.add_subparsers(dest="tasks_command", required=True)
     chk = tsub.add_parser("check", help="every task parses, ids are unique, references score 1.0")
-    chk.add_argument("dir", nargs="?", type=Path, default=Path("tasks"))
+    chk.add_argument("dir", nargs="?", type=Path, default=Path("tasks"),
+                     help="a folder of tasks, or one task's folder (default: tasks)")
     chk.add_argument("--json", action="store_true")
     _symbol_flags(chk)
     chk.set_defaults(func=_cmd_tasks_check)

@@ -104,7 +104,9 @@ def wrong_answer_problems(task, symbols: list[str], scratch: Path,
 
 def check_corpus(tasks_dir: Path, symbols: list[str], kicad: str | None = None) -> dict:
     report: dict = {"tasks": [], "problems": [], "ok": 0}
-    dirs = discover(tasks_dir)
+    # one task's own folder is checked alone, as a user checking an edit would expect
+    alone = (Path(tasks_dir) / "task.md").is_file()
+    dirs = [Path(tasks_dir)] if alone else discover(tasks_dir)
     if not dirs:
         report["problems"].append(f"{tasks_dir}: no tasks (a task is a folder with task.md)")
     seen: dict[str, str] = {}
