@@ -520,6 +520,81 @@ def test_a_missing_parts_note_says_its_value(demos, tmp_path):
     assert told >= 2
 
 
+def test_every_fault_names_one_part_a_reader_could_mend(demos, tmp_path):
+    """A fault is fair only where its note and the sheet single out the part: no twin of
+    the same value on the nets the faulty part reaches (three 100nF on `VCC_PIC`, one of
+    them moved from `VCC`; a trial helper picked one "from a vague memory of the demo"),
+    no twin drawn the way a turned part now is, and a slip told without a reading names a
+    net where no other part of its kind sits (a capacitor's "time constant ten times
+    longer" fitted its RC's resistor as well)."""
+    from wirebench.taskgen.real import demos as demo_mod
+    from wirebench.taskgen.real import faults
+
+    seen = {"value": 0, "wrong-net": 0, "swapped": 0, "rail": 0}
+    for name in ("pic_programmer", "flat_hierarchy", "kit-dev-coldfire-xilinx_5213"):
+        design = demo_mod.read(next(d for d in demo_mod.DEMOS if d.name == name), demos)
+        library = tmp_path / f"{name}.kicad_sym"
+        library.write_text(design.library, encoding="utf-8")
+        places = faults.Places(design, [str(library)])
+        ops = demo_mod.layout(design, [str(library)], name, frozenset())
+        for kind in seen:
+            for case in faults.FAULTS[kind](design, ops, places):
+                part = design.part(case["ref"])
+                seen[kind] += 1
+                if kind == "value":
+                    if "ohmmeter" in case["symptom"]:
+                        continue
+                    net = re.search(r"`([^`]+)`", case["symptom"]).group(1)
+                    assert not [q.ref for q in design.parts if q.ref != part.ref
+                                and faults.prefix(q.ref) == faults.prefix(part.ref)
+                                and net in q.pins.values()], (name, case["symptom"])
+                    continue
+                pins = {op["at"].split(".", 1)[1]: op["name"] for op in case["base"]
+                        if op["op"] == "add_net_label"
+                        and str(op.get("at", "")).startswith(f"{part.ref}.")}
+                assert pins != part.pins, (name, part.ref)
+                twins = [q.ref for q in design.parts if q.ref != part.ref
+                         and q.value == part.value
+                         and (q.pins == pins if kind == "swapped"
+                              else set(q.pins.values()) == set(pins.values()))]
+                assert not twins, (name, kind, part.ref, pins, twins)
+    assert min(seen.values()) >= 3, seen
+
+
+def test_no_diode_of_an_antiparallel_pair_is_turned():
+    """Turned round, one diode of an antiparallel pair matches its twin: the sheet would
+    hold two alike, and no note could say which to turn back. (No installed demo has such
+    a pair, so a sheet of our own.)"""
+    from wirebench.taskgen.layout import Part
+    from wirebench.taskgen.real import faults
+
+    class Sheet:
+        def __init__(self, parts):
+            self.parts = parts
+
+        def nets(self):
+            out = {}
+            for part in self.parts:
+                for pin, net in part.pins.items():
+                    out.setdefault(net, []).append(f"{part.ref}.{pin}")
+            return out
+
+    class Places:
+        def where(self, net, avoid=()):
+            return f"`{net}`"
+
+    diodes = [Part("D1", "Device:D", "1N4148", {"1": "A", "2": "B"}),
+              Part("D2", "Device:D", "1N4148", {"1": "B", "2": "A"}),
+              Part("D3", "Device:D", "1N4148", {"1": "C", "2": "E"})]
+    ops = [op for i, d in enumerate(diodes) for op in (
+        {"op": "place_component", "lib_id": d.lib_id, "designator": d.ref,
+         "x_mil": 1000 * (i + 1), "y_mil": 1000, "value": d.value},
+        *({"op": "add_net_label", "name": n, "at": f"{d.ref}.{p}"}
+          for p, n in d.pins.items()))]
+    turned = faults.turned_faults(Sheet(diodes), ops, Places())
+    assert [case["ref"] for case in turned] == ["D3"]
+
+
 def test_a_value_changed_reads_as_on_a_board_built_with_it(demos):
     """The generator asks, for every resistor, what the meter would read were it ten times
     off (a rank-one update of one solve): each answer must be the reading of a board

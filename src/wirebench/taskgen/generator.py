@@ -21,7 +21,8 @@ from wirebench.taskgen.spec import GeneratedTask, write
 GENERATOR_VERSION = 3
 # The random stream's own version. Version 2 changed what the safety family's
 # contradictions expect (human-review-required, as the prompt pack says), and version 3
-# the op-amp's note (what its inputs do, as the hand-written design tasks say), not what
+# the texts (what the op-amp's inputs do and what its supplies are referred to, and that
+# a repair is drawn behind the rails, as the hand-written tasks say), not what
 # any family draws, so the stream stays at 1: every task keeps its circuit and its id,
 # and results on the public split compare across the versions.
 STREAM_VERSION = 1

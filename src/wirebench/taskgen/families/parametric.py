@@ -203,8 +203,9 @@ def gain(rng) -> dict:
     return {
         "title": "Non-inverting gain stage",
         "ask": [f"Amplify the signal on `VIN` by +{g:g} onto `VOUT`.", OPAMP_NOTE,
-                "`VPOS` is +5 V and `VNEG` is -5 V; both ramp up from 0 V in 1 ms at "
-                "power-on.", f"`VIN` carries a DC level of {level:g} V plus the signal."],
+                "`VPOS` is +5 V and `VNEG` is -5 V, both referred to `GND`; both ramp up "
+                "from 0 V in 1 ms at power-on.",
+                f"`VIN` carries a DC level of {level:g} V plus the signal."],
         "must": [f"a gain of +{g:g} ± 2% at 1 kHz;",
                  f"a -3 dB bandwidth of at least {fmt(bw)}Hz;",
                  f"after power-up, `VOUT` settles at {level * g:.3g} V ± 3%."],

@@ -112,7 +112,8 @@ def generate(rng, index: int) -> GeneratedTask:
         f"> {planted['symptom']}",
         "",
         "Find the fault and fix it with the smallest edit of the existing sheet: your "
-        f"op-list is applied on top of it, at most {MAX_EDIT_OPS} ops. Do not redraw it.",
+        "op-list is applied on top of it under akcli's `--strict-nets` rails, at most "
+        f"{MAX_EDIT_OPS} ops. Do not redraw it.",
         "",
         "The specification:",
         *[f"- {line}" for line in spec["ask"]],

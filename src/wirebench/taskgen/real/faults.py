@@ -212,16 +212,23 @@ def value_faults(design, ops, places) -> list[dict]:
                           key=lambda n: (is_ground(n), is_rail(n), n))
             kind = "resistor" if prefix(part.ref) == "R" else "capacitor"
             measured = kind == "resistor" and _reading(design, places, part, bad, nets)
+            # Without a reading the note names a net and the kind of part: it singles the
+            # part out only where no other of its kind is on that net. (A capacitor's note
+            # once fitted its RC's resistor ten times off as well, and a helper guessed.)
+            if not measured and any(prefix(p.ref) == prefix(part.ref) and p.ref != part.ref
+                                    and nets[0] in p.pins.values() for p in design.parts):
+                continue
+            slipped = (f"One {kind} on this board was fitted ten times off its value"
+                       f" ({'too big' if up else 'too small'}).")
             if measured:
                 symptom = measured
             elif kind == "resistor":
-                symptom = (f"With the board powered, the level at {places.where(nets[0], own)} "
-                           f"sits far from its design value ({'too low' if up else 'too high'} "
-                           "a current flows through the parts around it), and the circuit "
-                           "behind it misbehaves accordingly.")
+                symptom = (f"{slipped} With the board powered, the level at "
+                           f"{places.where(nets[0], own)} sits far from its design value, "
+                           "and the circuit behind it misbehaves accordingly.")
             else:
-                symptom = (f"The time constant at {places.where(nets[0], own)} is about ten "
-                           f"times {'longer' if up else 'shorter'} than the design "
+                symptom = (f"{slipped} The time constant at {places.where(nets[0], own)} is "
+                           f"ten times {'longer' if up else 'shorter'} than the design "
                            "expects: what it filters, couples or times is off by an order "
                            "of magnitude.")
             out.append({
@@ -411,6 +418,15 @@ def _swap_readings(meter, faulty, nets: list[str], one: str, two: str):
     return None
 
 
+def _twinned(design, part: Part, pins: dict[str, str]) -> bool:
+    """Whether another part of the same value sits on the nets the faulty part reaches
+    (`pins`): then moving either back mends the board, and a note cannot say which one
+    the design had there (three 100nF on `VCC_PIC`, one of them the fault's)."""
+    nets = set(pins.values())
+    return any(q.ref != part.ref and q.value == part.value and set(q.pins.values()) == nets
+               for q in design.parts)
+
+
 def _movable(design, ops, part: Part) -> bool:
     return (len(part.pins) in (2, 3) and labelled_on_pins(ops, part)
             and len(part_ops(ops, part.ref)) <= 5)
@@ -438,6 +454,8 @@ def wrong_net_faults(design, ops, places) -> list[dict]:
             if not nxt or nxt == net or nxt in part.pins.values():
                 continue
             bad = {**part.pins, pin: nxt}
+            if _twinned(design, part, bad):
+                continue
             wrongs = [p for p in _neighbours(design, part) if _movable(design, ops, p)
                       and prefix(p.ref) in ("R", "C", "D", "L")
                       and net in p.pins.values()]
@@ -479,6 +497,11 @@ def turned_faults(design, ops, places) -> list[dict]:
         if part.pins[a] == part.pins[b]:
             continue
         bad = {**part.pins, a: part.pins[b], b: part.pins[a]}
+        # a twin already drawn that way round (one of an antiparallel pair) would leave two
+        # parts alike, and no note could say which one to turn back
+        if any(q.ref != part.ref and q.value == part.value and q.pins == bad
+               for q in design.parts):
+            continue
         others = [p for p in design.parts if p.ref != part.ref and symbol(p) == symbol(part)
                   and _movable(design, ops, p) and a in p.pins and b in p.pins
                   and p.pins[a] != p.pins[b]]
@@ -594,7 +617,8 @@ def rail_faults(design, ops, places) -> list[dict]:
             if net not in rails or len(members[net]) < 3:
                 continue
             other_rail = next(r for r in rails if r != net)
-            if other_rail in part.pins.values():
+            if other_rail in part.pins.values() or _twinned(
+                    design, part, {**part.pins, pin: other_rail}):
                 continue
             peers = [p for p in design.parts if p.ref != part.ref and _movable(design, ops, p)
                      and len(p.pins) == 2 and net in p.pins.values()
