@@ -79,7 +79,9 @@ def test_the_prompt_pack_shows_pins_datasheet_notes_and_the_sheet_an_edit_starts
     assert "STM32F030F4P6 (ST, Arm Cortex-M0" in pack          # our datasheet note
     assert "C1 = C2 = 2 × (CL − Cstray)" in pack
     assert "BOOT0      input" in pack                           # akcli's pin table
-    assert "# The sheet you start from" in pack
+    # the task last, after the sheet it edits, where a long pack's reader ends
+    assert pack.index("# The sheet you start from") < pack.index("# Your task")
+    assert pack.rstrip().endswith(task.prompt_path.read_text().rstrip())
     assert '"designator": "C5"' in pack and '"value": "22p"' in pack
     # The answer key never reaches the agent.
     assert task.reference_path.read_text() not in pack

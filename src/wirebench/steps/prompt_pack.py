@@ -3,7 +3,7 @@
 It is the skills folder's own guide, then what akcli itself ships (`akcli ops list`, the
 op-list JSON Schema, and `akcli pins` tables of the symbols the task names, with the common
 small parts for a spec task), our datasheets on the parts it names (notes, or for a spec
-task full write-ups), then the task. A rule builds one per skills folder and task; its
+task full write-ups), the sheet an edit starts from, then the task. A rule builds one per skills folder and task; its
 hash is an input of `generate`, so a docs edit reruns exactly the agents that read those
 docs.
 """
@@ -41,10 +41,12 @@ def build(task_dir: Path, skills_dir: Path, symbols: list[str]) -> str:
     if notes:
         title = "datasheets" if task.full_datasheets else "datasheet notes"
         parts.append(f"# Reference: {title}\n\n" + "\n\n".join(notes))
-    parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
     if task.base_ops_path:  # an edit: the agent must see what it edits
         parts.append("# The sheet you start from (its op-list, already drawn)\n\n```json\n"
                      + task.base_ops_path.read_text(encoding="utf-8").rstrip() + "\n```")
+    # The task comes last: a real design's sheet runs to 2,000 lines, and a helper
+    # reading video's pack found the task "easy to miss" in the middle of it.
+    parts.append("# Your task\n\n" + task.prompt_path.read_text(encoding="utf-8").rstrip())
     return "\n\n".join(parts) + "\n"
 
 
