@@ -3,9 +3,9 @@
 It is the skills folder's own guide, then what akcli itself ships (`akcli ops list`, the
 op-list JSON Schema, and `akcli pins` tables of the symbols the task names, with the common
 small parts for a spec task), our datasheets on the parts it names (notes, or for a spec
-task full write-ups), the sheet an edit starts from, then the task. A rule builds one per skills folder and task; its
-hash is an input of `generate`, so a docs edit reruns exactly the agents that read those
-docs.
+task full write-ups), the sheet an edit starts from, then the task. A rule builds one per
+skills folder and task; its hash is an input of `generate`, so a docs edit reruns exactly
+the agents that read those docs.
 """
 
 from __future__ import annotations
