@@ -418,12 +418,13 @@ def _swap_readings(meter, faulty, nets: list[str], one: str, two: str):
     return None
 
 
-def _twinned(design, part: Part, pins: dict[str, str]) -> bool:
+def _twinned(design, part: Part, pins: dict[str, str], turned: bool = False) -> bool:
     """Whether another part of the same value sits on the nets the faulty part reaches
-    (`pins`): then moving either back mends the board, and a note cannot say which one
-    the design had there (three 100nF on `VCC_PIC`, one of them the fault's)."""
-    nets = set(pins.values())
-    return any(q.ref != part.ref and q.value == part.value and set(q.pins.values()) == nets
+    (`pins`; for a turned part, pin for pin, as one of an antiparallel pair): then mending
+    either mends the board, and a note cannot say which one the design had there (three
+    100nF on `VCC_PIC`, one of them the fault's)."""
+    return any(q.ref != part.ref and q.value == part.value
+               and (q.pins == pins if turned else set(q.pins.values()) == set(pins.values()))
                for q in design.parts)
 
 
@@ -497,10 +498,7 @@ def turned_faults(design, ops, places) -> list[dict]:
         if part.pins[a] == part.pins[b]:
             continue
         bad = {**part.pins, a: part.pins[b], b: part.pins[a]}
-        # a twin already drawn that way round (one of an antiparallel pair) would leave two
-        # parts alike, and no note could say which one to turn back
-        if any(q.ref != part.ref and q.value == part.value and q.pins == bad
-               for q in design.parts):
+        if _twinned(design, part, bad, turned=True):
             continue
         others = [p for p in design.parts if p.ref != part.ref and symbol(p) == symbol(part)
                   and _movable(design, ops, p) and a in p.pins and b in p.pins
