@@ -137,8 +137,9 @@ def prober(n, body):
     who is on the overloaded net, takes its passive part, asks `query` where that part
     sits and what its pins are on, and places it again with that pin moved."""
     prompt = _prompt(body)
-    missing = re.search(r"\(net `([^`]+)`\) finds a connection missing", prompt)
-    extra = re.search(r"\(net `([^`]+)`\) is loaded by a part it should never see", prompt)
+    at = r"(?:the net )?`([^`]+)`(?: \(at [^)]*\))?"  # a net as a note names it
+    missing = re.search(rf"Probing {at} finds a connection missing", prompt)
+    extra = re.search(rf"and {at} is loaded by a part it should never see", prompt)
     if not (missing and extra):
         return completion("not my task")
     seen = _results(body)
