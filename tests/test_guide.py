@@ -732,3 +732,14 @@ def test_a_bus_entry_runs_from_at_by_size_as_the_guide_says(tmp_path):
     refused = akcli("draw", "s.kicad_sch", "--ops", "ops.json", "--apply", "--no-erc",
                     *[a for s in SYMBOLS for a in ("--symbols", s)], cwd=folder)
     assert refused.returncode != 0 and "DANGLING_BUS_ENTRY" in refused.stdout + refused.stderr
+
+
+def test_a_value_with_its_unit_reads_as_the_guide_says():
+    """The design rules read a value with its unit, and a rating after a space, as the
+    guide says: helpers on eight spec boards each asked how `8MHz` or `500mA` is read."""
+    from wirebench.verify.design_rules import part_value
+
+    assert "(`100nF`, `8MHz`, `500mA`)" in GUIDE and "`10uF 16V` is\n10 µF" in GUIDE
+    read = {text: part_value(text) for text in ("100nF", "8MHz", "500mA", "10uF 16V")}
+    assert read == pytest.approx({"100nF": 100e-9, "8MHz": 8e6, "500mA": 0.5,
+                                  "10uF 16V": 10e-6}, rel=1e-9), read
