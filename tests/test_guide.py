@@ -736,7 +736,8 @@ def test_a_bus_entry_runs_from_at_by_size_as_the_guide_says(tmp_path):
 
 def test_a_value_with_its_unit_reads_as_the_guide_says():
     """The design rules read a value with its unit, and a rating after a space, as the
-    guide says: helpers on eight spec boards each asked how `8MHz` or `500mA` is read."""
+    guide says: helpers on eight spec boards each asked how a value such as `8MHz` or
+    `500mA` is read, or what to write for an LED's."""
     from wirebench.verify.design_rules import part_value
 
     assert "(`100nF`, `8MHz`, `500mA`)" in GUIDE and "`10uF 16V` is\n10 µF" in GUIDE
