@@ -471,21 +471,29 @@ def test_a_value_slip_another_slip_would_mimic_keeps_the_plain_note():
     assert note and "from `VIN` to `GND` reads 3.2 kΩ; the design gives 825 Ω" in note
 
 
+def _candidates(name: str, demos: Path, folder: Path):
+    """A demo as the fault finders see it: its design, its base op-list (the layout
+    without akcli's rounds of checks: the faults need only its labels) and its Places."""
+    from wirebench.taskgen.real import demos as demo_mod
+    from wirebench.taskgen.real import faults
+
+    design = demo_mod.read(next(d for d in demo_mod.DEMOS if d.name == name), demos)
+    library = folder / f"{name}.kicad_sym"
+    library.write_text(design.library, encoding="utf-8")
+    ops = demo_mod.layout(design, [str(library)], name, frozenset())
+    return design, ops, faults.Places(design, [str(library)])
+
+
 def test_a_pull_ups_slip_is_told_at_its_signal_not_its_rail(demos, tmp_path):
     """A resistor ten times off between a rail and a signal moves the signal's level,
     never the rail's, so its note sends the reader to the signal. The coldfire kit's
     IRQ pull-ups once read "the level at `+3.3V` sits far from its design value", and a
     trial helper looked for the fault around the regulator."""
-    from wirebench.taskgen.real import demos as demo_mod
     from wirebench.taskgen.real import faults
 
-    design = demo_mod.read(next(d for d in demo_mod.DEMOS
-                                if d.name == "kit-dev-coldfire-xilinx_5213"), demos)
-    library = tmp_path / "symbols.kicad_sym"
-    library.write_text(design.library, encoding="utf-8")
-    places = faults.Places(design, [str(library)])
+    design, ops, places = _candidates("kit-dev-coldfire-xilinx_5213", demos, tmp_path)
     told = 0
-    for case in faults.value_faults(design, design.base_ops, places):
+    for case in faults.value_faults(design, ops, places):
         part = design.part(case["ref"])
         nets = set(part.pins.values())
         signal = [n for n in nets if not faults.is_rail(n) and not faults.is_ground(n)]
@@ -501,17 +509,11 @@ def test_a_missing_parts_note_says_its_value(demos, tmp_path):
     """A part never fitted is judged by its value too, and a lone one (video's 2,2K SCL
     pull-up, a rail's only bulk capacitor) has no peer on the sheet to show it: a trial
     helper had to guess. The note says it."""
-    from wirebench.taskgen.real import demos as demo_mod
     from wirebench.taskgen.real import faults
 
     told = 0
     for name in ("pic_programmer", "video"):
-        design = demo_mod.read(next(d for d in demo_mod.DEMOS if d.name == name), demos)
-        library = tmp_path / f"{name}.kicad_sym"
-        library.write_text(design.library, encoding="utf-8")
-        places = faults.Places(design, [str(library)])
-        # the layout without akcli's rounds of checks: the faults need only its labels
-        ops = demo_mod.layout(design, [str(library)], name, frozenset())
+        design, ops, places = _candidates(name, demos, tmp_path)
         for case in faults.missing_faults(design, ops, places):
             value = design.part(case["ref"]).value
             assert re.search(rf"(?<![\w,.]){re.escape(value)}(?![\w,.])", case["symptom"]), (
@@ -527,16 +529,11 @@ def test_every_fault_names_one_part_a_reader_could_mend(demos, tmp_path):
     no twin drawn the way a turned part now is, and a slip told without a reading names a
     net where no other part of its kind sits (a capacitor's "time constant ten times
     longer" fitted its RC's resistor as well)."""
-    from wirebench.taskgen.real import demos as demo_mod
     from wirebench.taskgen.real import faults
 
     seen = {"value": 0, "wrong-net": 0, "swapped": 0, "rail": 0}
     for name in ("pic_programmer", "flat_hierarchy", "kit-dev-coldfire-xilinx_5213"):
-        design = demo_mod.read(next(d for d in demo_mod.DEMOS if d.name == name), demos)
-        library = tmp_path / f"{name}.kicad_sym"
-        library.write_text(design.library, encoding="utf-8")
-        places = faults.Places(design, [str(library)])
-        ops = demo_mod.layout(design, [str(library)], name, frozenset())
+        design, ops, places = _candidates(name, demos, tmp_path)
         for kind in seen:
             for case in faults.FAULTS[kind](design, ops, places):
                 part = design.part(case["ref"])
