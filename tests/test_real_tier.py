@@ -57,8 +57,10 @@ def test_a_seeded_sample_passes_the_corpus_gate(demos, sample, tmp_path):
         # The whole netlist after the edit: every net of the demo with two pins or more.
         nets = json.loads((task / "expected_nets.json").read_text())["nets"]
         assert len(nets) >= 9 and all(n["members"] for n in nets)
-        assert {c["kind"] for c in meta["criteria"]} >= {"nets_exact", "values",
-                                                         "max_ops", "max_parts"}
+        # a repair is held to the whole netlist; a change to its base's nets and its rules
+        held = "nets_exact" if meta["brief"].startswith("Repair") else "nets_kept"
+        assert {c["kind"] for c in meta["criteria"]} >= {held, "values", "max_ops",
+                                                         "max_parts"}
         names = {w["file"] for w in meta["wrong_answers"]}
         if "(rework)" in meta["brief"]:
             assert names == {"wrong/unrepaired.json", "wrong/partial.json",
@@ -131,6 +133,132 @@ def test_a_new_unnamed_net_fails(sample, tmp_path):
     assert result["outcome"] == "success" and not result["passed"]
     assert _nets(result)["verdict"] == "fail"
     assert f"an unnamed net: not in the task (members {sorted([a, b])})" in result["errors"]
+
+
+def _renamed(ops: list[dict], names: dict[str, str]) -> list[dict]:
+    """An answer with other designators and net names: each string `names` holds, put
+    for another wherever it stands whole (a designator, a net, a pin `R101.2`)."""
+    def swap(value):
+        if isinstance(value, str):
+            ref, dot, pin = value.partition(".")
+            return names.get(value, names.get(ref, ref) + dot + pin)
+        return [swap(v) for v in value] if isinstance(value, list) else value
+    return [{k: swap(v) for k, v in op.items()} for op in ops]
+
+
+def test_a_change_request_leaves_its_names_to_the_agent(sample, tmp_path):
+    """The issue asks for changes checked by rules on the pins involved. The ask names
+    no designator and no new net; an answer with its own passes, one whose resistor is
+    out of the asked value fails on that line's rule, and one that moves a pin the
+    change does not involve fails on the base's nets."""
+    task = _task(sample, "series")
+    ask = (task / "task.md").read_text()
+    fix = json.loads((task / "reference_ops.json").read_text())["ops"]
+    refs = sorted({op["designator"] for op in fix if op["op"] == "place_component"
+                   and op["designator"].startswith("R")})
+    nets = sorted({op["name"] for op in fix if op["op"] == "add_net_label"
+                   and op["name"].startswith("P4_")})
+    assert refs == ["R101", "R102"] and nets == ["P4_1", "P4_2"]
+    assert not any(name in ask for name in [*refs, *nets]), "the ask dictates a name"
+    theirs = _renamed(fix, {"R101": "R7", "R102": "R8", "P4_1": "IN_L", "P4_2": "IN_R"})
+    ok = _evaluate(task, theirs, tmp_path / "theirs")
+    assert ok["passed"], ok["errors"]
+    big = [dict(op, value="1k") if op.get("designator") == "R8" else op for op in theirs]
+    result = _evaluate(task, big, tmp_path / "big")
+    verdicts = {c["id"]: c["verdict"] for c in result["criteria"]}
+    assert not result["passed"] and verdicts["series_2"] == "fail", verdicts
+    assert verdicts["nets"] == "pass" and "R8=1k is out of range" in "\n".join(result["errors"])
+    # a pin the change does not involve, moved onto its own net: the base loses it
+    from wirebench.taskgen.real.faults import replace
+
+    base = json.loads((task / "base_ops.json").read_text())["ops"]
+    ref, pin = next(op["at"] for op in base if op["op"] == "add_net_label"
+                    and op["name"] == "GND" and str(op["at"]).startswith("C")).split(".")
+    moved = [*theirs, *replace(base, ref, {pin: "GND2"})]
+    result = _evaluate(task, moved, tmp_path / "moved")
+    assert _nets(result)["verdict"] == "fail", result["criteria"]
+    assert f"net 'GND': missing ['{ref}.{pin}']" in "\n".join(result["errors"])
+
+
+def _lowered(op: dict, mil: int) -> dict:
+    """An op placed `mil` lower on the sheet."""
+    down = dict(op)
+    if "y_mil" in op:
+        down["y_mil"] = op["y_mil"] + mil
+    if isinstance(op.get("at"), list):
+        down["at"] = [op["at"][0], op["at"][1] + mil]
+    if "vertices" in op:
+        down["vertices"] = [[x, y + mil] for x, y in op["vertices"]]
+    return down
+
+
+def test_a_power_led_is_judged_on_its_pins_either_way_round_its_resistor(demos, tmp_path):
+    """interf_u has LEDs of its own (D1, D2): the rules pick the new one (`except`). Its
+    resistor may sit on either side; it fails turned round, with a resistor that gives
+    more than the asked current, or with a second new LED."""
+    from wirebench.taskgen.real import generate
+
+    task, = generate("ci", demos, tmp_path / "real", names=["interf_u"],
+                     per_demo={"power-led": 1})
+    ask = (task / "task.md").read_text()
+    assert "`VCC` (5 V)" in ask and "1 to 10 mA" in ask and "D101" not in ask
+    fix = json.loads((task / "reference_ops.json").read_text())["ops"]
+    # the resistor on the cathode side instead: VCC - D3 - LED_K - R6 - GND
+    theirs = _renamed(fix, {"R101": "R6", "D101": "D3", "PWR_LED": "LED_K"})
+    for op in theirs:
+        if op["op"] == "add_net_label":
+            op["name"] = {"VCC": "GND", "GND": "LED_K", "LED_K": "VCC"}[op["name"]]
+        if op.get("designator") == "R6":
+            op["value"] = "470"
+    theirs_k = [op for op in theirs if op.get("at") != "R6.2"] + [
+        {"op": "add_net_label", "name": "LED_K", "at": "R6.2"}]
+    result = _evaluate(task, theirs_k, tmp_path / "theirs")
+    assert result["passed"], result["errors"]
+    led = next(c for c in result["criteria"] if c["id"] == "led")
+    assert led["detail"].startswith("anode_rail:"), led
+    bright = [dict(op, value="150") if op.get("designator") == "R6" else op for op in theirs_k]
+    result = _evaluate(task, bright, tmp_path / "bright")
+    assert not result["passed"] and "R6=150 is out of range" in "\n".join(result["errors"])
+    lower = [_lowered(op, 1500) for op in fix]
+    twice = theirs_k + _renamed(lower, {"R101": "R7", "D101": "D4", "PWR_LED": "LED_2"})
+    result = _evaluate(task, twice, tmp_path / "twice")
+    one = next(c for c in result["criteria"] if c["id"] == "one_led")
+    assert one["verdict"] == "fail" and one["detail"].startswith("2 "), one
+
+
+def test_a_rule_may_name_a_library_whose_nickname_has_a_dash():
+    """The coldfire kit's symbols are `kit-coldfire_schlib:...`: its power-LED change's
+    rules were refused by the task schema, and its pack could not be built."""
+    from wirebench.config import schema_problems
+
+    meta = yaml.safe_load((TASKS / "b06-motor-driver" / "task.yaml").read_text())
+    rule = {"id": "one_led", "kind": "part", "part": "kit-coldfire_schlib:LED",
+            "except": ["D1"], "min": 1, "max": 1}
+    assert schema_problems("task", {**meta, "criteria": [rule]}) == []
+    bad = {**rule, "part": "kit coldfire:LED"}
+    assert schema_problems("task", {**meta, "criteria": [bad]})
+
+
+def test_a_change_keeps_its_base_by_pins_not_by_names():
+    """compare_kept: the base's nets by their base pins; new parts only on the nets the
+    change may join; a moved pin off its net and onto none of the base's."""
+    from wirebench.verify.scoring import compare_kept
+
+    base = {"A": frozenset({"J1.1", "U1.3"}), "GND": frozenset({"J1.2", "U1.4"}),
+            "B": frozenset({"U1.5", "C1.1"})}
+    ok = {"A": frozenset({"U1.3", "R9.2"}), "MINE": frozenset({"J1.1", "R9.1"}),
+          "GND": frozenset({"J1.2", "U1.4"}), "B": frozenset({"U1.5", "C1.1"})}
+    assert compare_kept(base, ok, (), ["J1.1"], ["A"])["passed"]
+    stayed = {**ok, "A": frozenset({"U1.3", "R9.2", "J1.1"}), "MINE": frozenset({"R9.1"})}
+    assert "must leave it" in compare_kept(base, stayed, (), ["J1.1"], ["A"])["mismatches"][0]
+    touched = {**ok, "B": frozenset({"U1.5", "C1.1", "R9.2"}), "A": frozenset({"U1.3"})}
+    assert not compare_kept(base, touched, (), ["J1.1"], ["A"])["passed"]
+    landed = {**ok, "GND": frozenset({"J1.2", "U1.4", "J1.1"}), "MINE": frozenset({"R9.1"})}
+    assert "moved onto it" in " ".join(compare_kept(base, landed, (), ["J1.1"], ["A"])[
+        "mismatches"])
+    loose = {**ok, "B": frozenset({"C1.1"})}
+    result = compare_kept(base, loose, [frozenset({"U1.5", "R9.3"})], ["J1.1"], ["A"])
+    assert not result["passed"] and any("unnamed" in m for m in result["mismatches"])
 
 
 def test_the_unnamed_nets_are_compared_only_when_the_task_says_so():

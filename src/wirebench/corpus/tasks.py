@@ -149,7 +149,7 @@ class Task:
         if self.testbench is not None:
             if "simulation" not in kinds:
                 listed.insert(0, dict(SIMULATION))
-        elif not self.functional and "nets_exact" not in kinds:
+        elif not self.functional and not kinds & {"nets_exact", "nets_kept"}:
             listed.insert(0, dict(NETS_EXACT))
         # A board is reviewed as KiCad's own ERC would: every pin connected or marked.
         if self.tier in RULE_TIERS and "erc_clean" not in kinds:

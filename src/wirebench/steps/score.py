@@ -68,10 +68,16 @@ def score(validation: Path, applied: Path, netlist: Path, task_dir, out: Path,
     # A design or board task names only its interface and rails: the agent's own nets
     # are not compared.
     functional = task.functional
-    unnamed = (scoring.observed_unnamed_nets(n) if any(
+    kept = next((c for c in task.criteria if c["kind"] == "nets_kept"), None)
+    unnamed = (scoring.observed_unnamed_nets(n) if kept or any(
         c["kind"] == "nets_exact" and c.get("unnamed") for c in task.criteria) else [])
-    exact = (scoring.compare(want, scoring.observed_named_nets(n), unnamed)
-             if drawn and not functional else scoring.not_scored(len(want)))
+    if not drawn or functional:
+        exact = scoring.not_scored(len(want))
+    elif kept:  # a change request: its base's nets kept, what it adds judged by its rules
+        exact = scoring.compare_kept(want, scoring.observed_named_nets(n), unnamed,
+                                     kept.get("moved", []), kept.get("joins", []))
+    else:
+        exact = scoring.compare(want, scoring.observed_named_nets(n), unnamed)
     equivalent = None
     if drawn and not functional:
         from wirebench.verify.equivalence import relabel_equivalent

@@ -27,7 +27,7 @@ def kind_class(kind: str) -> str:
     return "quality" if kind in QUALITY_KINDS else "function"
 
 
-SHEET_KINDS = {"nets_exact", "values", "erc_clean", "integrity", "arrange_survives",
+SHEET_KINDS = {"nets_exact", "nets_kept", "values", "erc_clean", "integrity", "arrange_survives",
                "relabel_equivalent", "subjective", "simulation", "layout_clean",
                "max_parts", *RULE_KINDS}
 
@@ -116,7 +116,7 @@ def evaluate(criteria: list[dict], *, outcome: str, exact: dict, validation: dic
         if kind in SHEET_KINDS and outcome != "success":
             verdicts.append(_verdict(c, "fail", f"not evaluated: nothing landed ({outcome})"))
             continue
-        if kind == "nets_exact":
+        if kind in ("nets_exact", "nets_kept"):  # score.py compares them (exact)
             ok = exact["passed"]
             detail = (f"{exact['matched']}/{exact['expected']} nets exact" if ok
                       else (exact["mismatches"] or ["no match"])[0])

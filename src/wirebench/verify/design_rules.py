@@ -155,11 +155,20 @@ class RuleError(Exception):
     """A rule that cannot be judged on this sheet, with the reason as its verdict line."""
 
 
+def _refs(board: Board, spec: dict) -> list[str]:
+    """The parts a rule is about: every one of its lib_id, or only those of `refs`, and
+    none of `except` (a change to a real design is about its new LED, not the design's
+    own LEDs of the same symbol)."""
+    return [r for r in board.refs_of(spec["part"]) if r not in spec.get("except", ())
+            and ("refs" not in spec or r in spec["refs"])]
+
+
 def _pin_nets(board: Board, spec: dict, pin_key: str = "pin") -> list[tuple[str, str, str | None]]:
     """(ref, pin number, net) for every pin the endpoint names on every matching part."""
-    refs = board.refs_of(spec["part"])
+    refs = _refs(board, spec)
     if not refs:
-        raise RuleError(f"no {spec['part']} is placed")
+        besides = f" besides {', '.join(spec['except'])}" if spec.get("except") else ""
+        raise RuleError(f"no {spec['part']} is placed{besides}")
     found = []
     for ref in refs:
         numbers = board.pins(ref, str(spec[pin_key]))
@@ -271,7 +280,7 @@ def _no_connect(rule: dict, board: Board) -> tuple[bool, str]:
 
 
 def _part(rule: dict, board: Board) -> tuple[bool, str]:
-    n = len(board.refs_of(rule["part"]))
+    n = len(_refs(board, rule))
     low, high = rule.get("min", 1), rule.get("max")
     ok = n >= low and (high is None or n <= high)
     want = f"{low}..{high}" if high is not None else f"at least {low}"

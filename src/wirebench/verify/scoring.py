@@ -4,7 +4,9 @@ The rule is akcli's own harness rule: only NAMED nets count, each compared by ex
 membership; score = round(matched / expected, 4); a pass needs every expected net matched
 and no extra named net. Unnamed nets are ignored, unless the task's nets_exact says
 `unnamed: true` (the real tier, whose base names every net of two pins or more): then an
-unnamed net of two real pins or more is a net the task does not have, and fails.
+unnamed net of two real pins or more is a net the task does not have, and fails. A real
+tier's change request is held instead to its base's nets (`compare_kept`): what it adds is
+the agent's to name, and its rules judge it.
 
 One deliberate difference: pins of power symbols (designators starting with '#', such as
 #PWR01.1) are dropped before comparing. A GND port on the right pin is the same circuit as
@@ -71,6 +73,39 @@ def compare(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[s
         "passed": matched == len(expected) and not extras and not unnamed,
         "mismatches": mismatches,
     }
+
+
+def compare_kept(expected: dict[str, frozenset[str]], observed: dict[str, frozenset[str]],
+                 unnamed: list[frozenset[str]] = (), moved=(), joins=()) -> dict:
+    """A change request's nets: every net of the base sheet (`expected`) keeps exactly the
+    base's pins it held, under its name, but the pins in `moved`, which must leave their
+    nets for new ones. What the change adds is free (its designators, its new nets' names)
+    and judged by the task's rules; its pins may join only the base nets in `joins`."""
+    moved = set(moved)
+    base = {m.split(".", 1)[0] for members in expected.values() for m in members}
+
+    def ours(member: str) -> bool:
+        return member.split(".", 1)[0] in base
+
+    want = {name: members - moved for name, members in expected.items() if members - moved}
+    kept, wrong = {}, []
+    for name, members in observed.items():
+        old = frozenset(m for m in members if ours(m)) - moved
+        if old:
+            kept[name] = old
+        added = sorted(m for m in members if not ours(m))
+        if added and name in expected and name not in joins:
+            wrong.append(f"net {name!r}: the change may not touch it, but {added} are on it")
+        landed = sorted(m for m in members if m in moved)
+        if landed and name in expected:
+            wrong.append(f"net {name!r}: {landed} must leave it for a net of the change's own"
+                         if any(m in expected[name] for m in landed) else
+                         f"net {name!r}: {landed} moved onto it")
+    stray = [members for members in unnamed if any(ours(m) and m not in moved for m in members)]
+    result = compare(want, kept, stray)
+    result["mismatches"] += wrong
+    result["passed"] = result["passed"] and not wrong
+    return result
 
 
 def not_scored(expected_count: int) -> dict:

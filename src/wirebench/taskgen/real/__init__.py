@@ -10,7 +10,8 @@ demo's own symbols (symbols.kicad_sym); the fault planted in it or the change as
 it; the reference edit; the whole netlist after the edit (expected_nets.json: every net,
 the demo's unnamed ones under `N<k>` names); every part's value; and the wrong answers.
 The criteria: the nets, exact by pin membership (nets_exact), the values (nothing outside
-the fault may move), the part count, and the edit's size: a redraw is no repair.
+the fault may move), the part count, and the edit's size: a redraw is no repair. A change
+request keeps its base's nets (nets_kept) and meets rules on the pins it involves.
 See docs/real-tier.md.
 """
 
@@ -52,7 +53,11 @@ def _values(parts, drawn: dict) -> dict:
 def _yaml(meta: dict) -> str:
     import yaml
 
-    return yaml.safe_dump(meta, sort_keys=False, width=96, allow_unicode=True)
+    class Whole(yaml.SafeDumper):  # each rule written out in full, never as an alias
+        def ignore_aliases(self, data):
+            return True
+
+    return yaml.dump(meta, Dumper=Whole, sort_keys=False, width=96, allow_unicode=True)
 
 
 def strict(design, case) -> bool:
@@ -155,8 +160,13 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
             f"finds {len(design.layout_left)} label overlap(s) in it that no edit is asked "
             "to move")
     # unnamed: an unnamed net the answer makes (a wire between two unused pins) fails too.
-    criteria = [{"id": "nets", "kind": "nets_exact", "unnamed": True},
-                {"id": "values", "kind": "values", "values": _values(after, design.drawn_values)},
+    # A change is held to its base's nets instead: what it adds is the agent's to name,
+    # and its rules judge it (faults.led_change, faults.series_change).
+    held = ({"id": "nets", "kind": "nets_kept", **case["kept"]} if "kept" in case
+            else {"id": "nets", "kind": "nets_exact", "unnamed": True})
+    kept = design.parts if "kept" in case else after
+    criteria = [held,
+                {"id": "values", "kind": "values", "values": _values(kept, design.drawn_values)},
                 {"id": "parts", "kind": "max_parts", "max": len({p.ref for p in after})},
                 {"id": "edit_size", "kind": "max_ops",
                  "max": case.get("max_ops", faults.MAX_EDIT_OPS) if repair
@@ -170,6 +180,7 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
     if "partial" in case:
         wrong.insert(1, ("partial", envelope(case["partial"]), case["partial_fails"],
                          case["partial_why"]))
+    wrong += [(n, envelope(edit), f, w) for n, edit, f, w in case.get("more_wrong", [])]
     meta["wrong_answers"] = [{"file": f"wrong/{n}.json", "fails": f, "why": w}
                              for n, _, f, w in wrong]
     nets = design.nets()
@@ -185,7 +196,7 @@ def _task(design, case, libraries, tag: str, index: int, split: str) -> dict[str
         "task.yaml": _yaml(meta),
         "base_ops.json": dumps(envelope(case["base"])),
         "reference_ops.json": dumps(envelope(case["fix"])),
-        "expected_nets.json": __import__("json").dumps(_expected(after, libraries),
+        "expected_nets.json": __import__("json").dumps(_expected(kept, libraries),
                                                        indent=1) + "\n",
         LIBRARY: design.library,
     }

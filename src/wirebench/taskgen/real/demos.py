@@ -39,6 +39,9 @@ class Demo:
     # finds a sub-sheet only by the English field name "Sheet file", and the coldfire
     # kit's root spells it in French, so akcli read 116 of its 276 symbols.
     renames: tuple[tuple[str, str], ...] = ()
+    # The volts of the supplies whose names carry no figure (VCC), as the design makes
+    # them: a change request on a rail states its voltage (faults.rail_volts).
+    volts: tuple[tuple[str, float], ...] = ()
 
 
 # The demos akcli reads faithfully. Left out: complex_hierarchy (one sheet used twice:
@@ -50,10 +53,12 @@ DEMOS = (
          "a push-pull audio amplifier built around one ECC83 double triode"),
     Demo("pic_programmer", "pic_programmer", ("pic_programmer.kicad_sch", "pic_sockets.kicad_sch"),
          "a PIC programmer driven from a PC's serial port, with a switch-mode converter "
-         "that makes the programming voltage VPP, and sockets for several PIC packages"),
+         "that makes the programming voltage VPP, and sockets for several PIC packages",
+         volts=(("VCC", 5.0), ("VCC_PIC", 5.0))),  # a 7805's output; VCC through JP1
     Demo("interf_u", "interf_u", ("interf_u.kicad_sch",),
          "an interface card between a PC's parallel port and an FPGA with its "
-         "configuration memory"),
+         "configuration memory",
+         volts=(("VCC", 5.0),)),  # the ISA bus's +5 V
     Demo("electric", "electric", ("electric.kicad_sch",),
          "a single-phase distribution board: a main breaker, residual-current devices and "
          "the branch breakers of a house's circuits"),
@@ -62,7 +67,8 @@ DEMOS = (
          "port"),
     Demo("flat_hierarchy", "flat_hierarchy",
          ("flat_hierarchy.kicad_sch", "pic_programmer.kicad_sch", "pic_sockets.kicad_sch"),
-         "the serial-port PIC programmer again, drawn as a flat hierarchy of sheets"),
+         "the serial-port PIC programmer again, drawn as a flat hierarchy of sheets",
+         volts=(("VCC", 5.0), ("VCC_PIC", 5.0))),
     Demo("kit-dev-coldfire-xilinx_5213", "kit-dev-coldfire-xilinx_5213",
          ("kit-dev-coldfire-xilinx_5213.kicad_sch", "in_out_conn.kicad_sch",
           "xilinx.kicad_sch"),

@@ -15,8 +15,11 @@ by a reading that no other exchange in that piece of the board would give.
 
 Each repair ships two wrong answers: the sheet left as it is (the empty edit), and a fix of
 the wrong part (a neighbour on the same nets changed instead); a rework adds its partial
-fix (the last note's fault left as it was). A change request ships the empty edit and a
-near miss.
+fix (the last note's fault left as it was). A change request is asked as a maintainer
+would (the rail and the light, the connector and the resistors' value), leaves the agent
+the designators and the new nets' names, and is judged by rules on the pins it involves;
+it ships the empty edit, a near miss and an answer that names a new net after one the
+design already has.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import math
 import re
 
 from wirebench.taskgen.layout import Part, ops_for, pin_table
+from wirebench.taskgen.real.demos import natural
 
 GROUND = re.compile(r"^(GND|VSS|0V|AGND|DGND|GNDA|GNDD|GNDPWR)$", re.I)
 RAIL = re.compile(r"^([+-]\d.*|VCC.*|VDD.*|VEE|VIN|VBUS|V\+|V-|HT|\+.*|-V.*)$", re.I)
@@ -770,7 +774,45 @@ def _lib(design, names: tuple[str, ...]) -> str | None:
     return None
 
 
+# An indicator's current and the forward drop of a red or green LED: the window of its
+# resistor follows from the rail's volts (a maintainer asks for the light, not the part).
+LED_MA = (1, 10)
+LED_VF = (1.8, 2.2)
+FREE_NAMES = ("Name the new parts and nets as you like: a new part takes a designator the "
+              "design does not use, a new net a name of its own.")
+
+
+def rail_volts(design, net: str) -> float | None:
+    """A supply's volts: from its name (`+5V`, `+3,3V`, `+1V8`), else as the demo's own
+    text gives them (demos.Demo.volts); None when neither does."""
+    m = re.match(r"^\+?(\d+)(?:[.,V](\d+))?V?$", net)
+    if m and net.startswith("+"):
+        return float(f"{m.group(1)}.{m.group(2) or 0}")
+    return dict(design.demo.volts).get(net)
+
+
+def _renamed(edit: list[dict], old: str, new: str) -> list[dict]:
+    """The edit with every label of net `old` named `new` instead."""
+    out = copy.deepcopy(edit)
+    for op in out:
+        if op["op"] == "add_net_label" and op["name"] == old:
+            op["name"] = new
+    return out
+
+
+def _reused(design) -> str:
+    """A net name of the design's own, not a rail: the name a change must not reuse."""
+    members = design.nets()
+    return next(n for n in sorted(members, key=natural)
+                if not is_rail(n) and not is_ground(n))
+
+
 def led_change(design, ops, places, libraries) -> list[dict]:
+    """A power-on LED on a rail: what is asked is the light (its rail, its current), and
+    rules on the new LED's pins judge it, either way round its resistor goes."""
+    from wirebench.taskgen.families.parametric import fmt
+    from wirebench.verify.design_rules import part_value
+
     led, res = _lib(design, ("LED", "LED_Small")), _lib(design, ("R", "R_Small"))
     members = design.nets()
     grounds = [n for n in members if is_ground(n)]
@@ -783,42 +825,66 @@ def led_change(design, ops, places, libraries) -> list[dict]:
                                                                            "CATHODE")), None)
     if not (anode and cathode):
         return []
+    ground = grounds[0]
+    theirs = sorted((p.ref for p in design.parts if p.lib_id == led), key=natural)
+    pick = {"part": led, **({"except": theirs} if theirs else {})}
     out = []
     for rail in rails[:2]:
+        volts = rail_volts(design, rail)
+        if volts is None or volts - LED_VF[1] < 0.5:
+            continue
+        window = [(volts - LED_VF[0]) / (LED_MA[1] / 1000),
+                  (volts - LED_VF[1]) / (LED_MA[0] / 1000)]
+        value = next((v for v in ("1k", "2.2k", "470", "4.7k", "220", "10k")
+                      if window[0] <= part_value(v) <= window[1]), None)
+        if value is None:
+            continue
         r, d = _next(design, "R")[0], _next(design, "D")[0]
         net = "PWR_LED"
-        parts = [Part(r, res, "1k", {"1": rail, "2": net}),
-                 Part(d, led, "LED", {anode: net, cathode: grounds[0]}, stub=True)]
-        add = ops_for(parts, libraries, None, _bottom(ops))
-        wrong_parts = [Part(r, res, "1k", {"1": rail, "2": net}),
-                       Part(d, led, "LED", {cathode: net, anode: grounds[0]}, stub=True)]
+        drawn, turned = (ops_for([Part(r, res, value, {"1": rail, "2": net}),
+                                  Part(d, led, "LED", {anode: a, cathode: k}, stub=True)],
+                                 libraries, None, _bottom(ops))
+                         for a, k in ((net, ground), (ground, net)))
+        bounds = [fmt(window[0]), fmt(window[1])]
+        way = [[{"id": "anode_resistor", "kind": "series", **pick, "pin": anode, "to": rail,
+                 "via": "R", "range": bounds},
+                {"id": "cathode_ground", "kind": "connected", **pick, "pin": cathode,
+                 "to": ground}],
+               [{"id": "anode_rail", "kind": "connected", **pick, "pin": anode, "to": rail},
+                {"id": "cathode_resistor", "kind": "series", **pick, "pin": cathode,
+                 "to": ground, "via": "R", "range": bounds}]]
+        reused = _reused(design)
+        after = design.parts + [Part(r, res, value, {"1": rail, "2": net}),
+                                Part(d, led, "LED", {anode: net, cathode: ground})]
         out.append({
-            "kind": "power-led", "ref": d, "base": ops, "fix": add,
-            "wrong_fix": ops_for(wrong_parts, libraries, None, _bottom(ops)),
-            "fails": "nets", "wrong_why": f"{d} fitted the wrong way round: it never lights",
-            "ask": [f"Add a power-on indicator on `{rail}`: an LED lit from `{rail}` "
-                    f"through a 1k resistor, using the design's own symbols (`{res}` and "
-                    f"`{led}`).",
-                    f"Call the resistor {r} and the LED {d}. {r} goes from `{rail}` to a new "
-                    f"net `{net}`; {d}'s anode is on `{net}`, its cathode on "
-                    f"`{grounds[0]}`. Place them below the design."],
-            "parts": design.parts + parts,
-            # A rule holds every part of its lib_id: only when the design has no LED yet.
-            "rules": [] if any(p.lib_id == led for p in design.parts) else [
-                      {"id": "led_current", "kind": "series", "part": led, "pin": anode,
-                       "to": rail, "via": "R", "range": ["330", "4.7k"],
-                       "why": "an indicator LED takes a few mA from the rail"},
-                      {"id": "led_cathode", "kind": "connected", "part": led,
-                       "pin": cathode, "to": grounds[0]}],
+            "kind": "power-led", "ref": d, "base": ops, "fix": drawn,
+            "wrong_fix": turned, "fails": "one_led", "wrong_fails": "led",
+            "wrong_why": f"{d} fitted the wrong way round: it never lights",
+            "more_wrong": [("reused-name", _renamed(drawn, net, reused), "nets",
+                            f"the LED's net named `{reused}`, a net the design already has: "
+                            "the two are joined")],
+            "ask": [f"Add a power-on indicator on `{rail}` ({volts:g} V): an LED lit from "
+                    f"`{rail}` through a resistor at {LED_MA[0]} to {LED_MA[1]} mA (take its "
+                    f"forward drop as {LED_VF[0]} to {LED_VF[1]} V), using the design's own "
+                    f"symbols (`{res}` and `{led}`). Place them below the design.",
+                    FREE_NAMES],
+            "parts": after, "kept": {"moved": [], "joins": [rail, ground]},
+            "rules": [{"id": "one_led", "kind": "part", **pick, "min": 1, "max": 1},
+                      {"id": "led", "kind": "either", "of": way,
+                       "why": f"lit at {LED_MA[0]} to {LED_MA[1]} mA from {volts:g} V "
+                              f"through a drop of {LED_VF[0]} to {LED_VF[1]} V"}],
         })
     return out
 
 
 CONNECTOR = re.compile(r"^(DB9|DB25|DB\d+.*|CONN_.*|Conn_.*|USB.*)$", re.I)
+# "100 ohm series resistors": the E12 values next to it will do.
+SERIES_OHMS = ["82", "120"]
 
 
 def series_change(design, ops, places, libraries) -> list[dict]:
-    """Series resistors on a connector's signal lines."""
+    """Series resistors on a connector's signal lines: each line's pin leaves its net for
+    one of the change's own, and reaches the net it left through its resistor."""
     res = _lib(design, ("R", "R_Small"))
     if not res:
         return []
@@ -840,24 +906,27 @@ def series_change(design, ops, places, libraries) -> list[dict]:
             added[:-1], libraries, None, _bottom(ops))
         after = [q for q in design.parts if q.ref != part.ref] + [
             Part(part.ref, part.lib_id, part.value, {**part.pins, **new})] + added
-        unique = sum(1 for q in design.parts if q.lib_id == part.lib_id) == 1
+        reused = _reused(design)
         out.append({
             "kind": "series", "ref": part.ref, "base": ops, "fix": edit,
-            "wrong_fix": short, "fails": "nets",
+            "wrong_fix": short, "fails": f"series_{lines[0]}",
+            "wrong_fails": f"series_{lines[-1]}",
             "wrong_why": f"pin {lines[-1]} of {part.ref} left without its resistor",
+            "more_wrong": [("reused-name", _renamed(edit, new[lines[0]], reused), "nets",
+                            f"the net between {part.ref} pin {lines[0]} and its resistor "
+                            f"named `{reused}`, a net the design already has: the two are "
+                            "joined")],
             "ask": [f"Protect the signal lines of connector {part.ref} ({part.value}) with "
                     "100 ohm series resistors, using the design's own resistor symbol "
                     f"(`{res}`): every pin of {part.ref} that carries a signal (not a "
                     "ground, not a supply rail) gets one, between the pin and the net it "
-                    "is on today.",
-                    f"Number them from {refs[0]} up in the order of {part.ref}'s pin "
-                    f"numbers. The net between pin N of {part.ref} and its resistor is "
-                    f"called `{part.ref}_N`; pin 1 of each resistor is on that net. Place "
-                    "the resistors below the design."],
+                    "is on today. Place the resistors below the design.", FREE_NAMES],
             "parts": after,
-            "rules": ([{"id": f"series_{p}", "kind": "series", "part": part.lib_id, "pin": p,
-                        "to": part.pins[p], "via": "R", "range": ["47", "470"]}
-                       for p in lines] if unique else []),
+            "kept": {"moved": [f"{part.ref}.{p}" for p in lines],
+                     "joins": sorted({part.pins[p] for p in lines}, key=natural)},
+            "rules": [{"id": f"series_{p}", "kind": "series", "part": part.lib_id,
+                       "refs": [part.ref], "pin": p, "to": part.pins[p], "via": "R",
+                       "range": SERIES_OHMS, "alone": True} for p in lines],
         })
     return out
 
