@@ -626,7 +626,135 @@ B15 = {
     },
 }
 
-BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13, B14, B15]
+# A whole product on one board, at the scale of the designs HWE-Bench draws from: a
+# robot's controller of 94 parts and eleven ICs, charged and programmed over USB-C. What
+# it adds to the nodes above is the number of decisions that must all be right at once,
+# and the RP2040's pin table: four ADC inputs for four sense resistors (GPIO26 to 29, no
+# other pin has one), eight PWM inputs each on a channel of its own (GPIO n and n + 16 share
+# one), a UART's and an I2C block's pins taken as pairs of one block.
+ROBOT_MCU = {
+    **{k: v for k, v in RP2040_CORE[0].pins.items() if not k.startswith("GPIO")},
+    "USB_DP": "USB_DP", "USB_DM": "USB_DM",
+    "GPIO4": "TETHER_TX", "GPIO5": "TETHER_RX", "GPIO6": "TETHER_DE",
+    "GPIO8": "I2C_SDA", "GPIO9": "I2C_SCL", "GPIO10": "EXP_INT",
+    "GPIO12": "M1_IN1", "GPIO13": "M1_IN2", "GPIO14": "M2_IN1", "GPIO15": "M2_IN2",
+    "GPIO16": "M3_IN1", "GPIO17": "M3_IN2", "GPIO18": "M4_IN1", "GPIO19": "M4_IN2",
+    "GPIO20": "DRV1_nSLEEP", "GPIO21": "DRV2_nSLEEP", "GPIO22": "DRV1_nFAULT",
+    "GPIO23": "DRV2_nFAULT",
+    "GPIO26_ADC0": "M1_SENSE", "GPIO27_ADC1": "M2_SENSE", "GPIO28_ADC2": "M3_SENSE",
+    "GPIO29_ADC3": "M4_SENSE"}
+
+
+def motor_driver(ref: str, n: int, caps: list[str], sense: list[str], pull: str) -> list[Part]:
+    """A DRV8833 on the cell driving motors n and n + 1, as b06 has one: bulk and 100 nF
+    on VM, 2.2 µF on VINT, 10 nF from VCP to VM, a sense resistor per bridge, nFAULT
+    pulled up; nSLEEP driven by the MCU (its own pull-down holds the bridges off in
+    reset)."""
+    d = n // 2 + 1
+    return [
+        Part(ref, DRIVER, "DRV8833PWP", {
+            "VM": "VBAT", "GND": "GND", "GND(PPAD)": "GND", "VINT": f"DRV{d}_VINT",
+            "VCP": f"DRV{d}_VCP", "nSLEEP": f"DRV{d}_nSLEEP", "nFAULT": f"DRV{d}_nFAULT",
+            "AIN1": f"M{n}_IN1", "AIN2": f"M{n}_IN2", "BIN1": f"M{n + 1}_IN1",
+            "BIN2": f"M{n + 1}_IN2", "AOUT1": f"M{n}_A", "AOUT2": f"M{n}_B",
+            "BOUT1": f"M{n + 1}_A", "BOUT2": f"M{n + 1}_B", "AISEN": f"M{n}_SENSE",
+            "BISEN": f"M{n + 1}_SENSE"}),
+        Part(caps[0], "Device:C_Polarized", "47u", {"1": "VBAT", "2": "GND"}),
+        C(caps[1], "100n", "VBAT"), C(caps[2], "2.2u", f"DRV{d}_VINT"),
+        C(caps[3], "10n", f"DRV{d}_VCP", "VBAT"),
+        R(sense[0], "0R39", f"M{n}_SENSE", "GND"), R(sense[1], "0R39", f"M{n + 1}_SENSE", "GND"),
+        R(pull, "10k", f"DRV{d}_nFAULT", "+3V3"),
+    ]
+
+
+B16 = {
+    "id": "b16-usb-robot-controller",
+    "title": "USB robot controller",
+    "libraries": ["Device", "Switch", "Connector", "Connector_Generic", "Power_Protection",
+                  "Regulator_Linear", "Battery_Management", "MCU_RaspberryPi", "Memory_Flash",
+                  "Driver_Motor", "Sensor", "Memory_EEPROM", "Interface_Expansion",
+                  "Interface_UART"],
+    "parts": [
+        Part("U1", RP2040, "RP2040", ROBOT_MCU),
+        # p02's crystal: CL 8 pF with 2 pF of stray, 2 × (8 − 2) = 12 pF
+        *mutate_parts(RP2040_CORE[1:], values={"C13": "12p", "C14": "12p"}),
+        # USB-C: a sink's Rd on each CC pin, the shield drained, D+ and D- through the ESD
+        # array and 27 Ω each to the RP2040, VBUS fused onto +5V
+        Part("J1", USBC, None, {"VBUS": "VBUS", "GND": "GND", "CC1": "CC1", "CC2": "CC2",
+                                "A6": "USB_CONN_DP", "B6": "USB_CONN_DP",
+                                "A7": "USB_CONN_DM", "B7": "USB_CONN_DM",
+                                "SHIELD": "SHIELD"}),
+        R("R4", "5.1k", "CC1", "GND"), R("R5", "5.1k", "CC2", "GND"),
+        R("R6", "1M", "SHIELD", "GND"), C("C16", "4.7n", "SHIELD"),
+        Part("F1", "Device:Polyfuse", "500mA", {"1": "VBUS", "2": "+5V"}),
+        Part("U3", ESD, "USBLC6-2SC6", {"I/O1": "USB_CONN_DP", "I/O2": "USB_CONN_DM",
+                                        "VBUS": "+5V", "GND": "GND"}),
+        R("R7", "27", "USB_CONN_DP", "USB_DP"), R("R8", "27", "USB_CONN_DM", "USB_DM"),
+        # the cell's charger: 800 mAh at 0.5 C is 400 mA, R_PROG = 1000 V / 400 mA = 2.49k
+        Part("U4", CHARGER, "MCP73831-2", {"VDD": "+5V", "VSS": "GND", "VBAT": "VBAT",
+                                            "PROG": "PROG", "STAT": "STAT"}),
+        C("C17", "4.7u", "+5V"), C("C18", "100n", "+5V"),
+        R("R9", "2.49k", "PROG", "GND"), C("C19", "4.7u", "VBAT"),
+        R("R10", "1k", "+5V", "CHG_A"), LED("D1", "CHG_A", "STAT"),
+        header("J3", ["VBAT", "GND"]),
+        *ldo_block("U5", "C20", "C21", vin="VBAT"),
+        R("R11", "1k", "+3V3", "PWR_LED"), LED("D2", "PWR_LED", "GND"),
+        # four motors from the cell, each bridge held to 0.5 A: 0.2 V / 0.5 A = 0.4 Ω
+        *motor_driver("U6", 1, ["C22", "C24", "C26", "C28"], ["R12", "R13"], "R16"),
+        *motor_driver("U7", 3, ["C23", "C25", "C27", "C29"], ["R14", "R15"], "R29"),
+        *(header(f"J{3 + m}", [f"M{m}_A", f"M{m}_B"]) for m in range(1, 5)),
+        # the I2C cluster of b04/p04: BME280 at 0x77, EEPROM at 0x50, expander at 0x24
+        Part("U8", BME, "BME280", {"VDD": "+3V3", "VDDIO": "+3V3", "GND": "GND",
+                                   "CSB": "+3V3", "SDI": "I2C_SDA", "SCK": "I2C_SCL",
+                                   "SDO": "+3V3"}),
+        C("C30", "100n", "+3V3"), C("C31", "100n", "+3V3"),
+        Part("U9", EEPROM, "24LC32", {"A0": "GND", "A1": "GND", "A2": "GND", "GND": "GND",
+                                      "SDA": "I2C_SDA", "SCL": "I2C_SCL", "WP": "GND",
+                                      "VCC": "+3V3"}),
+        C("C32", "100n", "+3V3"),
+        Part("U10", EXPANDER, "TCA9534", {"A0": "GND", "A1": "GND", "A2": "+3V3", "GND": "GND",
+                                          "SDA": "I2C_SDA", "SCL": "I2C_SCL",
+                                          "~{INT}": "EXP_INT", "VDD": "+3V3", "P0": "LED0",
+                                          "P1": "LED1", "P2": "LED2", "P3": "LED3"}),
+        C("C33", "100n", "+3V3"),
+        R("R17", "2.2k", "I2C_SDA", "+3V3"), R("R18", "2.2k", "I2C_SCL", "+3V3"),
+        R("R19", "10k", "EXP_INT", "+3V3"),
+        *(x for i in range(4) for x in (
+            R(f"R{20 + i}", "1k", "+3V3", f"LED{i}_A"), LED(f"D{3 + i}", f"LED{i}_A", f"LED{i}"))),
+        # the tether: RS-485 on UART1, its direction on a GPIO, this end terminated and
+        # biased (a 120 Ω pair: R_bias ≤ (3.3 V × 120 / 0.2 V − 120) / 2 = 930 Ω)
+        Part("U11", TRANSCEIVER, "MAX3485", {"VCC": "+3V3", "GND": "GND", "RO": "TETHER_RX",
+                                             "~{RE}": "TETHER_DE", "DE": "TETHER_DE",
+                                             "DI": "TETHER_TX", "A": "BUS_A", "B": "BUS_B"}),
+        C("C34", "100n", "+3V3"),
+        R("R24", "10k", "TETHER_DE", "GND"), R("R25", "10k", "TETHER_RX", "+3V3"),
+        R("R26", "120", "BUS_A", "BUS_B"),
+        R("R27", "680", "BUS_A", "+3V3"), R("R28", "680", "BUS_B", "GND"),
+        Part("D7", "Device:D_TVS", "SM712", {"A1": "BUS_A", "A2": "GND"}),
+        Part("D8", "Device:D_TVS", "SM712", {"A1": "BUS_B", "A2": "GND"}),
+        header("J8", ["BUS_A", "BUS_B", "GND"]),
+    ],
+    "wrong": {
+        # driver 1 on GPIO0 to GPIO3: PWM0 A to PWM1 B, the channels of driver 2's GPIO16
+        # to GPIO19 (GPIO n and n + 16 share one)
+        "pwm-channel-twice": {"ref": "U1", "pins": {
+            "GPIO12": None, "GPIO13": None, "GPIO14": None, "GPIO15": None,
+            "GPIO0": "M1_IN1", "GPIO1": "M1_IN2", "GPIO2": "M2_IN1", "GPIO3": "M2_IN2"}},
+        # motor 4's sense on GPIO24, which has no ADC
+        "sense-on-digital-pin": {"ref": "U1", "pins": {"GPIO29_ADC3": None,
+                                                       "GPIO24": "M4_SENSE"}},
+        # the RP2040's USB pins straight on the connector's lines
+        "usb-without-series-resistors": {"drop": ["R7", "R8"], "ref": "U1", "pins": {
+            "USB_DP": "USB_CONN_DP", "USB_DM": "USB_CONN_DM"}},
+        "charge-at-500ma": {"ref": "R9", "value": "2k"},
+        # SCL on GPIO11, I2C1's, with SDA on I2C0's GPIO8
+        "i2c-blocks-mixed": {"ref": "U1", "pins": {"GPIO9": None, "GPIO11": "I2C_SCL"}},
+        "termination-100": {"ref": "R26", "value": "100"},
+        "crystal-15p": both("C13", "C14", value="15p"),
+    },
+}
+
+BOARDS = [B01, B02, B03, B04, B05, B06, B07, B08, B09, B10, B11, B12, B13, B14, B15, B16]
 
 
 # The spec tier: each board again, stated as requirements (tasks/p*/task.md) with the
@@ -773,7 +901,10 @@ P14 = spec(B14, "p14-rs485-motor-sensor-node")
 P15 = spec(B15, "p15-usb-climate-logger", wrong={**B15["wrong"],
                                                   "vbus-22u": {"ref": "C2", "value": "22u"}})
 
-SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P15]
+P16 = spec(B16, "p16-usb-robot-controller")
+
+SPECS = [P01, P02, P03, P04, P05, P06, P07, P08, P09, P10, P11, P12, P13, P14, P15,
+         P16]
 
 
 # The review tier: a spec board as a colleague drew it, from the same requirements, with

@@ -42,11 +42,12 @@ def test_every_board_is_sound_and_every_wrong_answer_fails_on_its_rule(tmp_path)
         kinds = {c["kind"] for c in task.criteria}
         assert {"erc_clean", "layout_clean"} <= kinds, task.id
         assert len(task.meta["wrong_answers"]) >= 3, task.id
-        # 20 to 80 parts on the finished board (an edit: the base sheet and the edit).
+        # 20 to 120 parts on the finished board (an edit: the base sheet and the edit);
+        # b16, a whole product, has 94.
         ops = [op for p in (task.base_ops_path, task.reference_path) if p
                for op in json.loads(p.read_text())["ops"]]
         parts = sum(op["op"] == "place_component" for op in ops)
-        assert 20 <= parts <= 80, (task.id, parts)
+        assert 20 <= parts <= 120, (task.id, parts)
     report = check_corpus(_corpus(tmp_path, BOARDS), [])
     problems = {t["id"]: t["problems"] for t in report["tasks"] if t["problems"]}
     assert not problems and report["ok"] == len(BOARDS)
