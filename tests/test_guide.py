@@ -744,3 +744,17 @@ def test_a_value_with_its_unit_reads_as_the_guide_says():
     read = {text: part_value(text) for text in ("100nF", "8MHz", "500mA", "10uF 16V")}
     assert read == pytest.approx({"100nF": 100e-9, "8MHz": 8e6, "500mA": 0.5,
                                   "10uF 16V": 10e-6}, rel=1e-9), read
+
+
+def test_erc_decides_a_pass_only_where_the_guide_says():
+    """Design tasks name supplies such as VPOS, which ERC reports undriven; helpers asked
+    whether to flag them. ERC is a criterion of the rule tiers alone, as the guide says."""
+    from wirebench.corpus.tasks import load_task
+
+    assert "ERC decides a pass only on a task judged by design rules" in GUIDE
+    kinds = {t: {c["kind"] for c in load_task(TASKS / t).criteria}
+             for t in ("d03-noninverting-gain", "b01-stm32f030-minimum",
+                       "p01-stm32f030-minimum")}
+    assert "erc_clean" not in kinds["d03-noninverting-gain"]
+    assert "simulation" in kinds["d03-noninverting-gain"]
+    assert "erc_clean" in kinds["b01-stm32f030-minimum"] & kinds["p01-stm32f030-minimum"]
