@@ -115,6 +115,44 @@ def test_the_models_are_listed_best_first_everywhere(ranked_run):
 
 
 @pytest.mark.slow
+def test_each_gap_in_the_ranking_says_whether_it_tells_the_models_apart(ranked_run,
+                                                                         tmp_path):
+    """reference 4/4 over baseline 2/4 is two tasks: McNemar p = 0.5, not told apart, and
+    the report says so beside the ranking, in markdown and on the page (Chromium)."""
+    card = json.loads((ranked_run.root / "results" / "scorecard.json").read_text())
+    gaps = [(g["above"], g["below"], g["shared"], g["above_alone"], g["below_alone"],
+             g["mcnemar_p"], g["told_apart"]) for g in card["rank_gaps"]]
+    assert gaps == [("reference", "baseline", 4, 2, 0, 0.5, False),
+                    ("baseline", "alpha", 4, 1, 0, 1.0, False),
+                    ("alpha", "down", 0, 0, 0, 1.0, False)]
+    report = (ranked_run.root / "results" / "report.md").read_text()
+    assert _md_table(report, "| above | below |")[0] == [
+        "reference", "baseline", "4", "2", "0", "0.5", "no"]
+    dom = browse(ranked_run.root / "results" / "report.html", tmp_path, "--dump-dom").stdout
+    table = dom.split('<table id="rank-gaps">', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r"<tr><td>([a-z]+)</td><td>([a-z]+)</td>", table) == [
+        ("reference", "baseline"), ("baseline", "alpha"), ("alpha", "down")]
+
+
+def test_a_gap_of_ten_tasks_tells_two_models_apart_and_one_of_two_does_not():
+    import pandas as pd
+
+    from wirebench.reports.summary import rank_gaps
+
+    rows = [{"model": m, "task": f"t{i}", "sample": 1, "outcome": "success",
+             "passed": passed(i)}
+            for m, passed in (("a", lambda i: True), ("b", lambda i: i >= 10),
+                              ("c", lambda i: i >= 12))
+            for i in range(30)]
+    rows.append({"model": "c", "task": "t0", "sample": 2, "outcome": "infra_error",
+                 "passed": False})  # an infra error is no answer: not paired
+    gaps = rank_gaps(pd.DataFrame(rows), ["a", "b", "c"])
+    assert [(g["shared"], g["above_alone"], g["below_alone"], g["told_apart"])
+            for g in gaps] == [(30, 10, 0, True), (30, 2, 0, False)]
+    assert gaps[0]["mcnemar_p"] == round(2 / 2 ** 10, 6)
+
+
+@pytest.mark.slow
 def test_why_each_pair_failed_by_class_and_reason(ranked_run):
     rows = {(r["model"], r["task"]): r for r in _summary(ranked_run)}
     alpha = {t: rows[("alpha", t)]["failure_class"] for t in TASK_IDS}

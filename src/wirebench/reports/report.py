@@ -12,6 +12,7 @@ from pathlib import Path
 from wirebench.evidence.files import read_json, write_bytes_atomic
 from wirebench.reports.summary import (
     FAILURE_CLASS_NOTE,
+    GAPS_NOTE,
     RANK_NOTE,
     attack_rows,
     contamination,
@@ -99,6 +100,19 @@ def model_table(df, card: dict, models: list[str]) -> list[str]:
     return ["", *md_table(head, rows, [False] + [True] * 9 + [False])]
 
 
+def gaps_table(df, card: dict, models: list[str]) -> list[str]:
+    """Each model against the next in rank: told apart, or not."""
+    gaps = card.get("rank_gaps") or []
+    if not gaps:
+        return []
+    rows = [[g["above"], g["below"], g["shared"], g["above_alone"], g["below_alone"],
+             f"{g['mcnemar_p']:.3g}", "yes" if g["told_apart"] else "no"] for g in gaps]
+    head = ["above", "below", "pairs both answered", "above alone", "below alone",
+            "McNemar p", "told apart"]
+    return ["", f"**Next in rank.** {GAPS_NOTE}", "",
+            *md_table(head, rows, [False, False, True, True, True, True, False])]
+
+
 def repeats_table(df, card: dict, models: list[str]) -> list[str]:
     k = card["samples"]
     if k < 2:
@@ -171,8 +185,8 @@ def why_failed(df, card: dict, models: list[str]) -> list[str]:
               for r in rows)]
 
 
-SECTIONS = (header, model_table, repeats_table, tier_table, failure_class_table, signals,
-            attack_table, matrix, review_list, why_failed)
+SECTIONS = (header, model_table, gaps_table, repeats_table, tier_table, failure_class_table,
+            signals, attack_table, matrix, review_list, why_failed)
 
 
 def render(df, card: dict, tasks_dir: Path | None = None) -> str:

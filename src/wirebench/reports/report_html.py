@@ -29,6 +29,7 @@ from pathlib import Path
 from wirebench.evidence.files import read_json, write_bytes_atomic
 from wirebench.reports.summary import (
     FAILURE_CLASS_NOTE,
+    GAPS_NOTE,
     RANK_NOTE,
     SIZE_ORDER,
     VERDICTS,
@@ -219,6 +220,20 @@ def model_table(card: dict, models: list[str]) -> str:
             *([f"pass@{k} (95% CI)", f"pass^{k} (95% CI)"] if k > 1 else []),
             "failed, by class", "mean score", "relabel-equivalent", "tokens", "cost $"]
     return html_table("models", head, rows)
+
+
+def gaps_section(card: dict) -> str:
+    """Each model against the next in rank: told apart, or not."""
+    gaps = card.get("rank_gaps") or []
+    if not gaps:
+        return ""
+    rows = [[escape(g["above"]), escape(g["below"]), str(g["shared"]), str(g["above_alone"]),
+             str(g["below_alone"]), f"{g['mcnemar_p']:.3g}",
+             "yes" if g["told_apart"] else "<b>no</b>"] for g in gaps]
+    head = ["above", "below", "pairs both answered", "above alone", "below alone",
+            "McNemar p", "told apart"]
+    return (f"<h3>Next in rank</h3><p>{escape(GAPS_NOTE)}</p>"
+            + html_table("rank-gaps", head, rows))
 
 
 def _sheet_img(pair: Path, css: str = "sheet") -> str:
@@ -525,7 +540,7 @@ def sections(df, card: dict, runs: Path, expected: dict, models: list[str],
 
     return [
         header(df, card, models, tasks),
-        "<h2>Models, best first</h2>", model_table(card, models),
+        "<h2>Models, best first</h2>", model_table(card, models), gaps_section(card),
         f"<div id='pass-rates'>{pass_rate_chart(card, models)}</div>",
         failure_class_section(card, models),
         "<h2>Every task, every model</h2>" + legend(card["samples"] > 1)

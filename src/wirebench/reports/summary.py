@@ -6,6 +6,7 @@ The only per-run step that imports pandas (1.1 s here): it runs once per run, no
 from __future__ import annotations
 
 import io
+import itertools
 from pathlib import Path
 
 from wirebench.evidence.files import read_json, write_bytes_atomic, write_json
@@ -255,6 +256,34 @@ def ranked(card: dict, models: list[str]) -> list[str]:
     return sorted(models, key=key)
 
 
+GAPS_NOTE = ("Each model against the next in rank, on the task samples both answered: how "
+             "many each passed alone, and an exact McNemar test of that split. Two models "
+             "are told apart when p < 0.05; otherwise their order may be luck.")
+
+
+def rank_gaps(df, order: list[str]) -> list[dict]:
+    """Each model against the next in `order` (best first), paired on the (task, sample)
+    pairs both answered, infra errors left out: a ranking is only as sure as its gaps,
+    and two strong models a task apart may be one model's luck."""
+    from wirebench.reports.stats import mcnemar_exact
+
+    scored = df[df["outcome"] != "infra_error"]
+    passed = {m: {(t, s): bool(p) for t, s, p in zip(g["task"], g["sample"], g["passed"],
+                                                     strict=True)}
+              for m, g in scored.groupby("model")}
+    gaps = []
+    for above, below in itertools.pairwise(order):
+        a, b = passed.get(above, {}), passed.get(below, {})
+        shared = sorted(set(a) & set(b))
+        only_above = sum(a[k] and not b[k] for k in shared)
+        only_below = sum(b[k] and not a[k] for k in shared)
+        p = mcnemar_exact(only_above, only_below)
+        gaps.append({"above": above, "below": below, "shared": len(shared),
+                     "above_alone": only_above, "below_alone": only_below,
+                     "mcnemar_p": round(p, 6), "told_apart": bool(shared) and p < 0.05})
+    return gaps
+
+
 def true(value) -> bool:
     """A bool as summary.csv spells it, read back with or without pandas' parsing."""
     return value is True or str(value).strip().lower() in ("true", "1")
@@ -482,6 +511,8 @@ def scorecard(df, provenance: dict | None = None) -> dict:
     return {
         "schema": SCHEMA,
         "models": per_model,
+        # how sure the ranking is, gap by gap (the reports' "Next in rank")
+        "rank_gaps": rank_gaps(df, ranked({"models": per_model}, sorted(per_model))),
         "per_task": per_task,
         "tasks": int(df["task"].nunique()),
         "samples": int(df["sample"].max()),
