@@ -80,11 +80,12 @@ BOARD_EXCEPTIONS: dict[tuple[str, str], str] = {
         ("b08-buck-3v3", "4.7kΩ"), ("b08-buck-3v3", "1kΩ"), ("b11-can-node", "1kΩ"),
         ("b12-usb-uart-bridge", "1kΩ"),
         ("b13-rs485-motor-node", "1kΩ"), ("b14-rs485-motor-sensor-node", "1kΩ"),
-        ("b15-usb-climate-logger", "1kΩ")]},
+        ("b15-usb-climate-logger", "1kΩ"), ("b16-usb-robot-controller", "1kΩ")]},
     ("b01-stm32f030-minimum", "8MHz"): CRYSTAL_FREQUENCY,
     ("b02-rp2040-minimum", "12MHz"): CRYSTAL_FREQUENCY,
     ("b10-edit-fix-boot-and-clock", "8MHz"): CRYSTAL_FREQUENCY,
     ("b15-usb-climate-logger", "8MHz"): CRYSTAL_FREQUENCY,
+    ("b16-usb-robot-controller", "12MHz"): CRYSTAL_FREQUENCY,
 }
 # A rule holds a stated value when its range is the value with a part's tolerance, no
 # wider: a datasheet's [1u, 22u] for an LDO's output does not hold the task's 10 µF.
