@@ -243,6 +243,24 @@ def test_a_rule_may_name_a_library_whose_nickname_has_a_dash():
     assert schema_problems("task", {**meta, "criteria": [bad]})
 
 
+def test_a_rails_volts_come_from_its_name_or_the_demos_own_text():
+    """A power-LED change states its rail's volts, and its resistor's window follows from
+    them: `+3,3V` is the coldfire kit's 3.3 V, `+1V8` is 1.8 V (too low for a red LED's
+    drop: no change is asked there), and a `VCC` whose name gives no figure takes the
+    demo's own (pic_programmer's is a 7805's 5 V), or none."""
+    from types import SimpleNamespace
+
+    from wirebench.taskgen.real.demos import BY_NAME
+    from wirebench.taskgen.real.faults import rail_volts
+
+    pic = SimpleNamespace(demo=BY_NAME["pic_programmer"])
+    video = SimpleNamespace(demo=BY_NAME["video"])
+    assert [rail_volts(video, n) for n in ("+5V", "+3,3V", "+3.3V", "+1V8", "+12V")] == [
+        5.0, 3.3, 3.3, 1.8, 12.0]
+    assert rail_volts(pic, "VCC_PIC") == 5.0 and rail_volts(video, "VCC") is None
+    assert rail_volts(video, "VAA") is None and rail_volts(video, "-12V") is None
+
+
 def test_a_change_keeps_its_base_by_pins_not_by_names():
     """compare_kept: the base's nets by their base pins; new parts only on the nets the
     change may join; a moved pin off its net and onto none of the base's."""
