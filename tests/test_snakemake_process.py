@@ -217,10 +217,13 @@ if config.get("one"):
 rule batch:
     output: a="out/a.txt", b="out/b.txt", record="out/record.txt"
     shell:
-        "echo run >> runs.txt; find .snakemake/incomplete -type f | wc -l > seen.txt; "
-        "for f in {output}; do echo x > $f; done; "
+        "echo run >> runs.txt; for f in {output}; do echo x > $f; done; "
         # The first run dies with every output written, its job still marked incomplete.
-        "if [ ! -e killed ]; then touch killed; kill -9 $PPID; sleep 2; fi"
+        # Snakemake marks a local job just after launching it, so the kill waits for the
+        # first marker (and then for the rest of that one synchronous write).
+        "if [ ! -e killed ]; then touch killed; "
+        "for i in $(seq 300); do [ -n \"$(find .snakemake/incomplete -type f)\" ] && break; "
+        "sleep 0.1; done; sleep 0.5; kill -9 $PPID; sleep 2; fi"
 """
 
 
@@ -232,7 +235,7 @@ def _marked_run(root, one: bool) -> tuple[int, int, list]:
     run = ["snakemake", "--cores", "1", "--rerun-incomplete", "--config", f"one={one}"]
     first = subprocess.run(run, cwd=root, capture_output=True, text=True, timeout=300)
     assert first.returncode != 0 and (root / "killed").exists(), first.stderr[-2000:]
-    seen = int((root / "seen.txt").read_text())
+    seen = sum(p.is_file() for p in (root / ".snakemake" / "incomplete").rglob("*"))
     subprocess.run(["snakemake", "--unlock"], cwd=root, capture_output=True, timeout=300)
     second = subprocess.run(run, cwd=root, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr[-2000:]
