@@ -250,6 +250,29 @@ def test_two_facing_labels_need_the_sum_of_their_lengths_between_them(tmp_path):
                      ("SIG_A", 400): {"LAYOUT_LABEL_OVERLAP"}}
 
 
+def test_a_label_needs_its_length_and_50_mil_clear_of_the_next_parts_body(tmp_path):
+    """A resistor lying along x, its pin 2 labelled (the label runs right, away from it);
+    a second resistor standing upright to its right, its body (40 mil either side of its
+    point) `gap` mil from that pin. By the guide, the label's length plus 50 mil is clean
+    and its length less 50 is run over, for short and long names alike."""
+    m = re.search(r"run (\d+) mil a character plus (\d+) mil from its anchor", GUIDE)
+    spare = re.search(r"Keep the\n  next part's body the label's length plus (\d+) mil", GUIDE)
+    assert m and spare
+    found = {}
+    for name in ("SIG_A", "QSPI_SCLK", "SIG_ABCDEFGHIJ"):
+        length = int(m[1]) * len(name) + int(m[2])
+        for gap in (length + int(spare[1]), length - 50):
+            ops = [place("Device:R", "R1", 1000, 1000, rotation=90),
+                   place("Device:R", "R2", 1150 + gap + 40, 1000),
+                   label("END_1", "R1.1"), label(name, "R1.2"),
+                   label("B_1", "R2.1"), label("B_2", "R2.2")]
+            found[name, gap > length] = codes(draw(tmp_path / f"{name}-{gap}", ops,
+                                                   SYMBOLS)["layout"])
+    assert found == {(name, clear): set() if clear else {"LAYOUT_LABEL_OVER_SYMBOL"}
+                     for name in ("SIG_A", "QSPI_SCLK", "SIG_ABCDEFGHIJ")
+                     for clear in (True, False)}, found
+
+
 @needs_kicad
 def test_one_label_joins_stacked_pins_and_a_label_each_stacks_the_text(tmp_path):
     libs = kicad_symbols(tmp_path, "Connector:USB_C_Receptacle_USB2.0")
