@@ -185,6 +185,20 @@ REGULATOR = [
             ("3", "VOUT", "power_out", 300, 0, "right"),
         ]],
     },
+    {
+        # A peak-current-mode buck controller with its switch inside (d11's): SW drives
+        # the inductor, FB and COMP are its error amplifier's input and output.
+        "name": "BUCK_CM",
+        "prefix": "U",
+        "body": (-300, 200, 300, -200),
+        "units": [[
+            ("1", "VIN", "power_in", -400, 100, "left"),
+            ("2", "GND", "power_in", 0, -300, "bottom"),
+            ("3", "SW", "power_out", 400, 100, "right"),
+            ("4", "FB", "input", 400, -100, "right"),
+            ("5", "COMP", "output", -400, -100, "left"),
+        ]],
+    },
 ]
 
 SENSOR = [

@@ -8,7 +8,8 @@ into akcli's spec (akcli/schemas/sim.schema.json):
   sources   a voltage source on an interface net; `resistance` puts it behind a source
             resistance (a Norton equivalent, since akcli's spec has no resistor element)
   loads     a resistance or a current from a net to ground (`to`: a resistance to
-            another net instead, such as a chip's internal pull-up)
+            another net instead, such as a chip's internal pull-up; `waveform`: a
+            current that steps in a transient, `PULSE(0.5 2 3m 1u 1u 1m 10m)`)
   analyses  ngspice analyses, as akcli takes them
   measures  akcli asserts, each with a window: `min`/`max`, or `target` with `tol`
   corners   optional: relative tolerances by designator prefix, and temperatures
@@ -93,8 +94,11 @@ def stimuli(testbench: dict) -> list[dict]:
             out.append({"name": name, "kind": "bsource", "node": node, "node2": other or "0",
                         "quantity": "I", "expr": f"{drop}/{_number(load['resistance'])}"})
         else:
+            # `waveform` (PULSE(...), PWL(...)) moves the current in a transient from its DC
+            # level: a load step.
+            shape = f" {load['waveform']}" if load.get("waveform") else ""
             out.append({"name": name, "kind": "isource", "node": node, "node2": "0",
-                        "value": f"DC {_number(load['current'])}"})
+                        "value": f"DC {_number(load['current'])}{shape}"})
     return out
 
 
