@@ -4,6 +4,7 @@ figures, the deck akcli builds, corners, and bad input as verdicts."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -140,6 +141,110 @@ def test_the_ldo_regulates_drops_out_and_gives_nothing_from_a_reversed_input(tmp
     assert got["dropout"] == pytest.approx(3.4 - 0.25, abs=0.03)
     assert got["reversed"] == pytest.approx(0.0, abs=0.05)
     assert got["iin"] == pytest.approx(-(3.3 / 165 + 50e-6), rel=0.01)  # load + quiescent
+
+
+BUCK = [("U1", "Regulator:BUCK_CM", "BUCK_CM"), ("L1", "Device:L", "4.7u")]
+
+
+def test_the_buck_regulators_current_loop_has_the_gain_limit_and_bandwidth_d11_states(
+        tmp_path):
+    """COMP held by a source: the inductor's current is 5 A/V x (COMP - 0.6 V), read as
+    the drop on a 1 ohm load (2 A at 1.0 V), near 4 A at 3 V (its limit), and it follows
+    COMP through a second-order low-pass at 250 kHz with a Q of 1 (at 250 kHz: the DC
+    gain again, Q x 1, and 90 degrees behind; at 1 A, where the gain is still 5 A/V)."""
+    task = bench(tmp_path, {
+        "sources": [{"name": "VS", "node": "VIN", "value": "DC 12"},
+                    {"name": "VC", "node": "COMP", "value": "DC 0.8 AC 1"}],
+        "loads": [{"node": "VOUT", "resistance": 1}],
+        "analyses": {"dc": "vc 0.6 3.05 0.05", "ac": "lin 3 1k 250k 499k"},
+        "measures": [
+            {"name": "at1", "analysis": "dc", "meas": "FIND v(VOUT) AT=1.0", "min": -9},
+            {"name": "at3", "analysis": "dc", "meas": "FIND v(VOUT) AT=3.0", "min": -9},
+            {"name": "low", "analysis": "ac", "meas": "FIND vm(VOUT) AT=1k", "min": -9},
+            {"name": "f0", "analysis": "ac", "meas": "FIND vm(VOUT) AT=250k", "min": -9},
+            {"name": "f0_phase", "analysis": "ac", "meas": "FIND vp(VOUT) AT=250k",
+             "min": -9}]},
+        ["VIN", "VOUT", "COMP", "GND"])
+    ops = labelled(BUCK, {"VIN": ["U1.1"], "GND": ["U1.2", "U1.4"], "SW": ["U1.3", "L1.1"],
+                          "VOUT": ["L1.2"], "COMP": ["U1.5"]})
+    got = measured(simulate(tmp_path, task, ops)[1])
+    assert got["at1"] == pytest.approx(2.0, rel=0.002)
+    assert got["at3"] == pytest.approx(4.0, rel=0.01)
+    assert got["low"] == pytest.approx(5.0, rel=0.002)
+    assert got["f0"] == pytest.approx(5.0, rel=0.02)
+    assert got["f0_phase"] == pytest.approx(-math.pi / 2, abs=0.02)
+
+
+def test_the_buck_regulators_error_amplifier_has_its_reference_and_transconductance(
+        tmp_path):
+    """FB held 10 mV below the 0.8 V reference: 500 uS pushes 5 uA into COMP, read across
+    a 10 kohm load from COMP to a 1 V net (1.05 V, less the 5 Mohm's share). With FB at
+    1 V, the amplifier would pull COMP to 0 V and is held near its 0.4 V floor; with FB at
+    0 V it would push COMP to 5 V and is held near 2.4 V."""
+    task = bench(tmp_path, {
+        "sources": [{"name": "VS", "node": "VIN", "value": "DC 12"},
+                    {"name": "VF", "node": "FB", "value": "DC 0.79"},
+                    {"name": "VONE", "node": "ONE", "value": "DC 1"}],
+        "loads": [{"node": "COMP", "resistance": "10k", "to": "ONE"},
+                  {"node": "VOUT", "resistance": 1}],
+        "analyses": {"dc": "vf 0 1.01 0.01"},
+        "measures": [
+            {"name": "ea_out", "analysis": "dc", "meas": "FIND v(COMP) AT=0.79", "min": -9},
+            {"name": "low_clamp", "analysis": "dc", "meas": "FIND v(COMP) AT=1.0", "min": -9},
+            {"name": "high_clamp", "analysis": "dc", "meas": "FIND v(COMP) AT=0", "min": -9}]},
+        ["VIN", "VOUT", "FB", "COMP", "ONE", "GND"])
+    # R9 only puts the 1 V net on the sheet.
+    ops = labelled([*BUCK, ("R9", "Device:R", "1G")],
+                   {"VIN": ["U1.1"], "GND": ["U1.2", "R9.2"], "SW": ["U1.3", "L1.1"],
+                    "VOUT": ["L1.2"], "FB": ["U1.4"], "COMP": ["U1.5"], "ONE": ["R9.1"]})
+    got = measured(simulate(tmp_path, task, ops)[1])
+    # 5 uA into COMP, less what the amplifier's own 5 Mohm takes to ground
+    assert got["ea_out"] == pytest.approx((1 + 10e3 * 5e-6) / (1 + 10e3 / 5e6), abs=2e-4)
+    assert got["low_clamp"] == pytest.approx(0.4, abs=0.05)
+    assert got["high_clamp"] == pytest.approx(2.4, abs=0.1)
+
+
+def test_a_load_current_steps_with_its_waveform_and_a_bad_one_is_refused_by_name(tmp_path):
+    """A load's `waveform` steps its current in a transient (2 mA to 5 mA through 1 kohm
+    of source resistance); a waveform that is no PULSE or PWL (a second line) is refused
+    when the task loads, with the key named."""
+    from wirebench.corpus.tasks import TaskError
+
+    stepped = {"node": "OUT", "current": "2m", "waveform": "PULSE(2m 5m 1m 1u 1u 1m 3m)"}
+    testbench = {
+        "sources": [{"name": "VS", "node": "OUT", "value": "DC 10", "resistance": "1k"}],
+        "loads": [stepped],
+        "analyses": {"tran": "10u 1.5m"},
+        "measures": [
+            {"name": "before", "analysis": "tran", "meas": "FIND v(OUT) AT=0.5m", "min": -9},
+            {"name": "after", "analysis": "tran", "meas": "FIND v(OUT) AT=1.5m", "min": -9}]}
+    task = bench(tmp_path, testbench, ["OUT", "GND"])
+    ops = labelled([("R1", "Device:R", "1G")], {"OUT": ["R1.1"], "GND": ["R1.2"]})
+    got = measured(simulate(tmp_path, task, ops)[1])
+    assert got["before"] == pytest.approx(10 - 2, abs=0.01)
+    assert got["after"] == pytest.approx(10 - 5, abs=0.01)
+    stepped["waveform"] = "PULSE(2m 5m 1m 1u 1u 1m 3m)\n.control"
+    with pytest.raises(TaskError, match="waveform"):
+        load_task(bench(tmp_path, testbench, ["OUT", "GND"], name="bad"))
+
+
+def test_a_measure_that_shadows_a_net_a_later_measure_reads_is_refused(tmp_path):
+    """ngspice keeps a measure's result under its name: a measure `comp` before a
+    `FIND v(COMP)` made that one fail to measure (found writing d11's model tests). The
+    task is refused when it loads, with the measure named; a measure named like a net
+    that no later measure reads (d02's `vout`) is harmless, and stays allowed."""
+    from wirebench.corpus.tasks import TaskError
+
+    def measure(name, at):
+        return {"name": name, "analysis": "dc", "meas": f"FIND v(IN) AT={at}", "min": 0}
+
+    testbench = {"sources": [{"name": "VS", "node": "IN", "value": "DC 1"}],
+                 "analyses": {"dc": "vs 0 1 0.5"},
+                 "measures": [measure("In", 1), measure("half", 0.5)]}
+    with pytest.raises(TaskError, match="measure 'In' shadows the net"):
+        load_task(bench(tmp_path, testbench, ["IN", "GND"]))
+    testbench["measures"].reverse()
+    assert load_task(bench(tmp_path, testbench, ["IN", "GND"], name="ok")).id == "ok"
 
 
 def test_a_zener_holds_its_voltage_at_its_test_current(tmp_path):

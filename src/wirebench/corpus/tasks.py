@@ -324,6 +324,14 @@ def _check_meta(meta, meta_path: Path) -> None:
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         raise TaskError(f"{meta_path}: duplicate criterion id(s) {dupes}")
+    # ngspice keeps a measure's result as a vector of that name, which shadows the net of
+    # that name: a later measure's `v(COMP)` reads a measure named `comp`, and fails.
+    measures = (meta.get("testbench") or {}).get("measures", [])
+    for i, m in enumerate(measures):
+        later = " ".join(f"{n.get('meas', '')} {n.get('when', '')}" for n in measures[i + 1:])
+        if re.search(rf"\(\s*{re.escape(m['name'])}\s*[,)]", later, re.I):
+            raise TaskError(f"{meta_path}: testbench measure {m['name']!r} shadows the net "
+                            "of that name, which a later measure reads; rename the measure")
 
 
 def discover_all(tasks_dirs: list) -> dict[str, Path]:
