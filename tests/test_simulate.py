@@ -232,7 +232,8 @@ def test_a_measure_that_shadows_a_net_a_later_measure_reads_is_refused(tmp_path)
     """ngspice keeps a measure's result under its name: a measure `comp` before a
     `FIND v(COMP)` made that one fail to measure (found writing d11's model tests). The
     task is refused when it loads, with the measure named; a measure named like a net
-    that no later measure reads (d02's `vout`) is harmless, and stays allowed."""
+    that no later measure of its analysis reads (d02's `vout`; a generated task's `vout`
+    before an AC measure of `vdb(VOUT)`) is harmless, and stays allowed."""
     from wirebench.corpus.tasks import TaskError
 
     def measure(name, at):
@@ -245,6 +246,10 @@ def test_a_measure_that_shadows_a_net_a_later_measure_reads_is_refused(tmp_path)
         load_task(bench(tmp_path, testbench, ["IN", "GND"]))
     testbench["measures"].reverse()
     assert load_task(bench(tmp_path, testbench, ["IN", "GND"], name="ok")).id == "ok"
+    testbench["analyses"]["ac"] = "dec 10 1 1k"
+    testbench["measures"] = [measure("In", 1), {"name": "gain", "analysis": "ac",
+                                                "meas": "FIND vm(IN) AT=10", "min": 0}]
+    assert load_task(bench(tmp_path, testbench, ["IN", "GND"], name="ac")).id == "ac"
 
 
 def test_a_zener_holds_its_voltage_at_its_test_current(tmp_path):

@@ -324,11 +324,13 @@ def _check_meta(meta, meta_path: Path) -> None:
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         raise TaskError(f"{meta_path}: duplicate criterion id(s) {dupes}")
-    # ngspice keeps a measure's result as a vector of that name, which shadows the net of
-    # that name: a later measure's `v(COMP)` reads a measure named `comp`, and fails.
+    # ngspice keeps a measure's result as a vector of that name in its analysis's plot,
+    # which shadows the net of that name there: a later measure of that analysis reading
+    # `v(COMP)` reads a measure named `comp`, and fails. (Another analysis's plot is apart.)
     measures = (meta.get("testbench") or {}).get("measures", [])
     for i, m in enumerate(measures):
-        later = " ".join(f"{n.get('meas', '')} {n.get('when', '')}" for n in measures[i + 1:])
+        later = " ".join(f"{n.get('meas', '')} {n.get('when', '')}" for n in measures[i + 1:]
+                         if n.get("analysis") == m.get("analysis"))
         if re.search(rf"\(\s*{re.escape(m['name'])}\s*[,)]", later, re.I):
             raise TaskError(f"{meta_path}: testbench measure {m['name']!r} shadows the net "
                             "of that name, which a later measure reads; rename the measure")
