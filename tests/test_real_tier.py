@@ -416,6 +416,28 @@ def test_a_base_that_does_not_draw_the_demos_netlist_is_refused():
         _same_netlist(design, stray)
 
 
+def test_hidden_power_pins_join_the_nets_they_name_as_kicad_has_them(demos, tmp_path):
+    """KiCad joins a hidden power-input pin to the net of its name; akcli 0.22 does so
+    only for `(power)` symbols. Read as akcli reads it, pic_programmer's VPP fell into
+    three pieces (the converter's output, Q2's emitter, R7 and C9), so the switch that
+    feeds VPP-MCLR could never work, and video's chips had their supply pins as
+    no-connects. The base must carry them, drawn: a label on a hidden pin connects."""
+    from wirebench.taskgen.real import demos as demo_mod
+
+    pic = demo_mod.read(demo_mod.BY_NAME["pic_programmer"], demos)
+    vpp = set(pic.nets()["VPP"])
+    assert {"Q2.3", "R7.1", "C9.1", "C3.1", "D10.1", "R16.2"} <= vpp, sorted(vpp)
+    assert "VPP" in pic.named
+    video = demo_mod.read(demo_mod.BY_NAME["video"], demos)
+    assert video.part("U11").pins["11"] == "VCC" and video.part("U11").pins["10"] == "VSS"
+    library = tmp_path / "symbols.kicad_sym"
+    library.write_text(pic.library, encoding="utf-8")
+    demo_mod.base_sheet(pic, library)  # refuses a base whose netlist differs
+    drawn = {n.get("name"): set(n["members"])
+             for n in demo_mod.layout_findings.nets["nets"]}
+    assert vpp <= drawn["VPP"]
+
+
 def test_every_part_the_values_hold_is_drawn(demos, tmp_path):
     """pic_programmer's mounting holes (P101-P106) have no pins: the layout places no
     such part, so the values criterion must not hold them either (every reference

@@ -183,6 +183,28 @@ def library_text(paths: list[Path]) -> str:
 
 # ---- the demo's netlist -------------------------------------------------------------------
 
+def hidden_power_pins(paths: list[Path]) -> dict[str, tuple[bool, dict[str, str]]]:
+    """{lib_id: (is a power symbol, {pin number: pin name})} for every embedded symbol
+    with hidden power-input pins. KiCad joins each such pin to the global net of its
+    name; akcli 0.22 does that only for symbols flagged `(power)`, so it leaves a chip's
+    hidden VCC and GND pins unconnected (132 of them in video) and splits a net that a
+    plain symbol names (pic_programmer's VPP, in three pieces)."""
+    out: dict[str, tuple[bool, dict[str, str]]] = {}
+    for path in paths:
+        for node in lib_symbols(path.read_text(encoding="utf-8")):
+            head = re.match(r'\(symbol\s+"([^"]+)"\s*(\(power\))?', node)
+            pins: dict[str, str] = {}
+            for m in re.finditer(r"\(pin power_in ", node):
+                pin = node[m.start():_span(node, m.start())]
+                name = re.search(r'\(name "([^"]*)"', pin)
+                number = re.search(r'\(number "([^"]*)"', pin)
+                if re.search(r"\)\s+hide\s", pin) and name and number and name.group(1):
+                    pins[number.group(1)] = name.group(1)
+            if head and pins:
+                out.setdefault(head.group(1), (bool(head.group(2)), pins))
+    return out
+
+
 def read(demo: Demo, demos_dir: Path) -> Design:
     """The demo's parts, values and nets as akcli reads its root sheet."""
     from wirebench.runtime import akcli_backend
@@ -204,24 +226,39 @@ def read(demo: Demo, demos_dir: Path) -> Design:
         raise ValueError(f"{folder / demo.sheets[0]}: akcli cannot read it: "
                          f"{(comps if comps.rc else nets).error_text()}")
     components = comps.json()["components"]
+    hidden = hidden_power_pins([folder / s for s in demo.sheets])
     parts: dict[str, Part] = {}
     for c in components:
         ref = c["designator"]
         # Not a part without pins (a mounting hole, a logo): it has no net to draw.
         if not ref.startswith("#") and ref not in parts and c.get("pins") != 0:
             parts[ref] = Part(ref, c["library_ref"], c.get("value"))
+    plain = {c["designator"]: hidden[c["library_ref"]][1] for c in components
+             if c["designator"].startswith("#") and not hidden.get(c["library_ref"], (1,))[0]}
     named = {n["name"] for n in nets.json()["nets"] if n.get("name")}
     unnamed = []
     for n in nets.json()["nets"]:
         members = sorted((m for m in n["members"] if not m.startswith("#")), key=natural)
+        # A plain symbol's hidden power pin names its net, as KiCad has it (VPP).
+        alias = [plain[r][p] for r, _, p in (m.partition(".") for m in n["members"])
+                 if p in plain.get(r, {})]
         if not members:
             continue
+        if alias and not n.get("name"):
+            n = {**n, "name": alias[0]}
+            named.add(alias[0])
         if n.get("name"):
             for m in members:
                 ref, pin = m.split(".", 1)
                 parts[ref].pins[pin] = n["name"]
         elif len(members) > 1:  # a pin alone on a net is unconnected: a no-connect
             unnamed.append(members)
+    # A chip's hidden power pins, which akcli leaves unconnected, on the nets they name.
+    for part in parts.values():
+        for number, name in hidden.get(part.lib_id, (True, {}))[1].items():
+            if number not in part.pins and not hidden[part.lib_id][0]:
+                part.pins[number] = name
+                named.add(name)
     k = 0
     for members in sorted(unnamed, key=lambda ms: natural(ms[0])):
         k += 1
