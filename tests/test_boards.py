@@ -133,7 +133,10 @@ def test_the_committed_op_lists_are_what_the_netlists_give():
     ("100n", 100e-9), ("0.1uF", 100e-9), ("100nF 16V", 100e-9), ("4k7", 4.7e3),
     ("5.1k", 5.1e3), ("5k1", 5.1e3), ("1M", 1e6), ("22R", 22.0), ("4R7", 4.7),
     ("0R2", 0.2), ("12p", 12e-12), ("10µF", 10e-6), ("60.4", 60.4), ("LED", None),
-    (None, None)])
+    (None, None),
+    # a decimal comma, as European schematics write it (the demos' 4,7K and 2,2uH);
+    # a comma before a space still ends the value
+    ("4,7K", 4.7e3), ("2,2uH", 2.2e-6), ("3,3", 3.3), ("10uF, 16V", 10e-6)])
 def test_values_are_read_as_schematics_write_them(text, value):
     from wirebench.verify.design_rules import part_value
 

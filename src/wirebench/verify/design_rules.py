@@ -57,13 +57,13 @@ _SPACED = re.compile(r"^(\d+(?:\.\d+)?)\s+"
 def part_value(text) -> float | None:
     """A schematic's value as a number: `100n`, `0.1uF`, `4k7`, `5.1k`, `22R`, `4R7`,
     `1M` (mega: on a schematic M is never milli), `10uF 16V` (the first word), a fuse's
-    `500mA`, a crystal's `8 MHz`."""
+    `500mA`, a crystal's `8 MHz`, a decimal comma (`4,7K`, as the KiCad demos write it)."""
     from wirebench.corpus.testbench import eng_value
 
     if text is None:
         return None
     text = _SPACED.sub(r"\1", str(text).strip().replace("µ", "u").replace("μ", "u"))
-    word = re.split(r"[\s/,]", text)[0]
+    word = re.split(r"[\s/]|,(?!\d)", text)[0].replace(",", ".")
     word = _UNIT.sub("", word)
     if re.fullmatch(r"\d+[Rr]\d*", word):  # 4R7, 22R: R marks the decimal point
         word = word.replace("R", ".").replace("r", ".").rstrip(".")
