@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 
 from wirebench.taskgen.layout import dumps, envelope, expected_nets
+from wirebench.taskgen.real import bench, faults
 from wirebench.taskgen.real import demos as demo_mod
-from wirebench.taskgen.real import faults
 from wirebench.taskgen.rng import Rng
 from wirebench.taskgen.spec import write_folder
 
@@ -108,7 +108,7 @@ def _prompt_repair(design, case) -> str:
     return "\n".join([
         f"# Repair: {d.name}", "",
         f"{_given(d, case)} It was drawn with one fault, and the bench shows it:", "",
-        f"> {case['symptom']}", "",
+        *[f"> {line}" for line in case["symptom"].splitlines()], "",
         "Find the fault and fix it with the smallest edit of the existing sheet, at most "
         f"{faults.MAX_EDIT_OPS} ops. {_rails(design, case)} Do not redraw the design: "
         "every other part, value and net must stay as it is.", "",
@@ -219,7 +219,10 @@ def cases(design, libraries: list[str], rng: Rng, per_demo: dict | None = None) 
         else:
             found = faults.CHANGES[kind](design, ops, places, libraries)
         seen, pick = set(), []
-        for case in rng.shuffle(found):
+        order = rng.shuffle(found)
+        if kind in faults.FAULTS:  # a repair of one fault: told by the bench where it can be
+            order = bench.told_first(design, order, count, libraries)
+        for case in order:
             if not seen & set(faults.refs_of(case)) and len(pick) < count:
                 pick.append(case)
                 seen |= set(faults.refs_of(case))
@@ -250,11 +253,12 @@ def generate(seed: str, demos_dir: Path, out: Path, count: int | None = None,
                 library.parent.mkdir(parents=True)
                 library.write_text(design.library, encoding="utf-8")
                 demo_mod.base_sheet(design, library)
+                rng = Rng(FAMILY, STREAM_VERSION, str(seed), demo.name)
+                found = cases(design, [str(library)], rng, per_demo)
             except ValueError as exc:  # this demo, not the others: said, and skipped
                 print(f"wirebench: demo {demo.name} left out: {exc}", file=sys.stderr)
                 continue
-            rng = Rng(FAMILY, STREAM_VERSION, str(seed), demo.name)
-            for case in cases(design, [str(library)], rng, per_demo):
+            for case in found:
                 if count is not None and len(written) >= count:
                     return written
                 files = _task(design, case, [str(library)], tag, index, split)

@@ -25,6 +25,7 @@ design already has.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import math
 import re
@@ -246,6 +247,7 @@ def value_faults(design, ops, places) -> list[dict]:
                 "wrong_why": f"{other.ref} changed instead of {part.ref}, which stays "
                              f"{bad} (the design has {part.value})",
                 "symptom": symptom, "parts": design.parts, "measured": bool(measured),
+                "faulty": {part.ref: dataclasses.replace(part, value=bad)},
             })
             break
     return out
@@ -375,6 +377,8 @@ def swap_faults(design, ops, places) -> list[dict]:
                         f"Unpowered, with its chips out of circuit ({CONDUCT}), an "
                         f"ohmmeter finds it: {probes}."),
             "parts": design.parts, "measured": True,
+            "faulty": {one.ref: dataclasses.replace(one, value=two.value),
+                       two.ref: dataclasses.replace(two, value=one.value)},
         })
     return out
 
@@ -482,7 +486,7 @@ def wrong_net_faults(design, ops, places) -> list[dict]:
                 "symptom": (f"Probing {places.where(net, own)} finds a connection missing that "
                             f"the design relies on, and {places.where(nxt, own)} is loaded by a "
                             "part it should never see."),
-                "parts": design.parts,
+                "parts": design.parts, "faulty": {part.ref: dataclasses.replace(part, pins=bad)},
             })
             break
     return out
@@ -531,6 +535,7 @@ def turned_faults(design, ops, places) -> list[dict]:
             "fails": "nets",
             "wrong_why": f"{other.ref} turned round instead of {part.ref}",
             "symptom": symptom, "parts": design.parts,
+            "faulty": {part.ref: dataclasses.replace(part, pins=bad)},
         })
     return out
 
@@ -600,7 +605,7 @@ def missing_faults(design, ops, places) -> list[dict]:
         out.append({
             "kind": kind, "ref": part.ref, "base": without(ops, part.ref), "fix": fix,
             "wrong_fix": wrong, "fails": "nets", "wrong_why": why, "symptom": symptom,
-            "parts": design.parts,
+            "parts": design.parts, "faulty": {part.ref: None},
         })
     return out
 
@@ -646,6 +651,8 @@ def rail_faults(design, ops, places) -> list[dict]:
                             f"{keep} works only while `{net}` and `{other_rail}` happen to "
                             "agree."),
                 "parts": design.parts,
+                "faulty": {part.ref: dataclasses.replace(part, pins={**part.pins,
+                                                                     pin: other_rail})},
             })
             break
     return out
