@@ -145,6 +145,22 @@ def use_ngspice() -> None:
         os.environ["AKCLI_NGSPICE"] = found
 
 
+def spice(deck: str, commands: list[str], workdir: Path, timeout: float) -> str:
+    """ngspice's output for a deck of our own and its control commands, run by akcli's
+    simulator engine in a child process it kills after `timeout` (the real tier's bench
+    writes its decks itself: its boards are no sheet akcli could simulate)."""
+    from akcli.sim import engine
+
+    if ngspice_library() is None:
+        raise ValueError("ngspice's shared library is missing (apt-get install libngspice0, "
+                         "or set AKCLI_NGSPICE)")
+    use_ngspice()
+    res = engine.run(deck, commands, timeout=timeout, workdir=workdir)
+    if res.error and not res.log:
+        raise ValueError(f"ngspice did not run: {res.error}")
+    return res.log
+
+
 @functools.cache
 def ngspice_identity() -> str | None:
     """The simulator as a result depends on it: the library file's own hash, so any

@@ -269,15 +269,8 @@ def readings(bench: Bench, boards: list[list[Part]], libraries: list[str],
 
 
 def _run(bench, boards, libraries, nodes, start, timeout, every_node=False) -> str:
-    from akcli.sim import engine
-
     from wirebench.runtime import akcli_backend
     from wirebench.taskgen.layout import pin_table
-
-    if akcli_backend.ngspice_library() is None:
-        raise ValueError("the bench needs ngspice's shared library (apt-get install "
-                         "libngspice0, or AKCLI_NGSPICE)")
-    akcli_backend.use_ngspice()
 
     with tempfile.TemporaryDirectory(prefix="wirebench-bench-") as td:
         commands = []
@@ -293,11 +286,9 @@ def _run(bench, boards, libraries, nodes, start, timeout, every_node=False) -> s
                 commands += [f"echo @@ {i} {s}", f"source {path}", "op",
                              "print all" if every_node else f"print {' '.join(vectors)}",
                              "remcirc"]
-        res = engine.run("* start\nR0 1 0 1\n.end\n", commands, timeout=timeout,
-                         workdir=Path(td) / "run")
-    if res.error and not res.log:
-        raise ValueError(f"the bench's ngspice did not run: {res.error}")
-    return res.log
+        # the engine loads a first deck before its commands: one resistor, then ours
+        return akcli_backend.spice("* start\nR0 1 0 1\n.end\n", commands,
+                                   Path(td) / "run", timeout)
 
 
 def _lines(log: str):
