@@ -82,7 +82,7 @@ def test_a_note_is_told_only_where_one_fix_restores_the_board(programmer):
     assert "the red LED is dim (0.5 mA where the design has 5.0 mA)" in r9["symptom"]
     assert "At rest, every line of the PC low: as designed." in r9["symptom"]
     assert r18["symptom"] == r8["symptom"] == "template"
-    assert re.search(r"raising VPP_ON \(J1 pin 3\): `VPP-MCLR` reads [\d.]+ V where the "
+    assert re.search(r"raising `VPP_ON` \(at J1 pin 3\): `VPP-MCLR` reads [\d.]+ V where the "
                      r"design gives 13\.0 V", q2["symptom"]), q2["symptom"]
 
 

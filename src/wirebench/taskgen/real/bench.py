@@ -86,9 +86,10 @@ PIC_PROGRAMMER = Bench(
              "driving each line at +10 V (high) or -10 V (low)"),
     supply=("P1.2", 9.0), lines=("J1.3", "J1.4", "J1.7"), swing=10.0, ground="J1.5",
     states=(State("at rest, every line of the PC low", frozenset()),
-            State("with the PC raising VPP_ON (J1 pin 3)", frozenset({"J1.3"})),
-            State("with the PC raising VPP_ON, the data and the clock (J1 pins 3, 4, 7)",
-                  frozenset({"J1.3", "J1.4", "J1.7"}))),
+            # a pin only ever says where to find the net named before it
+            State("with the PC raising `VPP_ON` (at J1 pin 3)", frozenset({"J1.3"})),
+            State("with the PC raising `VPP_ON`, `PC-DATA-OUT` and `PC-CLOCK-OUT` (at J1 "
+                  "pins 3, 4 and 7)", frozenset({"J1.3", "J1.4", "J1.7"}))),
     probes=("VCC", "VPP", "VPP-MCLR", "VCC_PIC", "VPP_ON", "PC-DATA-OUT", "PC-CLOCK-OUT",
             "DATA-RB7", "CLOCK-RB6", "PC-DATA-IN"),
     # RV1's wiper where FB reads 1.245 V with VPP at 13.0 V: 62K above, 6.2K below.
