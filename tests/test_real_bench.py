@@ -64,8 +64,8 @@ def test_the_bench_reads_the_programmer_as_designed(programmer):
 
 def test_a_note_is_told_only_where_one_fix_restores_the_board(programmer):
     """R9 ten times up dims the red LED, and only R9 brought back restores it: told.
-    R18 ten times up lowers VPP-MCLR exactly as R17 ten times down would, which the
-    reader could take for the fix: not told. R8 ten times up changes nothing a meter
+    R18 ten times up lowers VPP-MCLR, and R17 ten times up would bring it back as well
+    (they divide VPP down to it), a fix the reader could take: not told. R8 ten times up changes nothing a meter
     sees: not told. A turned Q2 is told by VPP-MCLR, in the state that switches it."""
     from wirebench.taskgen.real import bench
 
