@@ -45,8 +45,8 @@ STEP_CODE = {
     "archive": ["evidence/archive.py", "evidence/provenance.py", "evidence/manifest.py",
                 "evidence/files.py"],
     # The real tier's tasks, generated when a run starts (taskgen/real/tier.py).
-    # The bench's notes read part_models.yaml's cards and run ngspice (its identity is
-    # hashed below); a part's value is read by design_rules.part_value.
+    # The bench's notes read part_models.yaml's cards (and run ngspice: tier.py hashes its
+    # identity); a part's value is read by design_rules.part_value.
     "real_tier": ["taskgen/*.py", "taskgen/real/*.py", "runtime/akcli_backend.py",
                   "runtime/symbol_cache.py", "data/part_models.yaml",
                   "verify/design_rules.py"],
@@ -86,9 +86,4 @@ def fingerprint(step: str) -> str:
         from wirebench.evidence.provenance import dist_version
 
         h.update(f"akcli {dist_version('akcli-kicad')}".encode())
-    if step == "real_tier":
-        from wirebench.runtime.akcli_backend import ngspice_identity
-
-        h.update(f"ngspice {ngspice_identity()}".encode())
-
     return h.hexdigest()[:16]

@@ -61,13 +61,15 @@ def folder(config: dict) -> Path:
 
 def _key(spec: dict, demos_dir: Path) -> str:
     """What the generated tasks depend on: the seed, the generator's code and akcli's
-    version (fingerprint `real_tier`), and the installed demos (each sheet's size and
-    mtime: a package upgrade changes them)."""
+    version (fingerprint `real_tier`), ngspice (the bench's notes), and the installed
+    demos (each sheet's size and mtime: a package upgrade changes them)."""
     import hashlib
 
     from wirebench.evidence.fingerprint import fingerprint
+    from wirebench.runtime.akcli_backend import ngspice_identity
 
-    h = hashlib.sha256(f"{spec.get('seed')}\n{fingerprint('real_tier')}\n".encode())
+    h = hashlib.sha256(f"{spec.get('seed')}\n{fingerprint('real_tier')}\n"
+                       f"{ngspice_identity()}\n".encode())
     for demo in demo_mod.available(demos_dir):
         for sheet in demo.sheets:
             st = (demos_dir / demo.folder / sheet).stat()
