@@ -5,10 +5,10 @@ A repair's note was a template of its fault kind that named the place ("probing 
 finds a connection missing"). On a bench demo a fault is told instead by what the board
 does: ngspice, through akcli's engine, solves the operating point of the faulty board and
 of the design in every state of the bench, and the note gives the readings that differ,
-as whoever held the meter would. A note is told so only where no other single fault reads
-the same within the meter's tolerance (`Bench.alike`): every resistor ten times off
-either way, every diode, LED or transistor turned round, every such part or resistor
-never fitted, and every fault the generator plants. Elsewhere the template stays.
+as whoever held the meter would, after the kind of fault (`LEADS`). A note is told so
+only where one fix of that kind restores the board: no other resistor ten times up or
+down (no other diode, LED or transistor turned round) makes the faulty board read as the
+design does within the meter's tolerance (`differs`). Elsewhere the template stays.
 
 The models are ours: the small parts' cards from part_models.yaml (LEDs, diodes, the NPN),
 a PNP of the same make, and behaviours of the chips from their datasheets' headline
@@ -192,7 +192,8 @@ def _element(deck: _Deck, part: Part, table: list[dict]) -> None:
         deck.models[name] = card
         # an ammeter in series: the bench says whether an LED is lit
         deck.lines += [f"Vlamp_{ref} {n(ak[0])} a_{ref} 0", f"D{ref} a_{ref} {n(ak[1])} {name}"]
-        deck.lamps.append(ref) if sym == "LED" else None
+        if sym == "LED":
+            deck.lamps.append(ref)
     elif sym in TRANSISTORS:
         cbe = _pins_by_name(part, table, ("C", "B", "E"))
         if cbe is None:
@@ -285,7 +286,7 @@ def _run(bench, boards, libraries, nodes, start, timeout, every_node=False) -> s
                 path = Path(td) / f"b{i}s{s}.cir"
                 path.write_text(deck.text(state, start[s]), encoding="utf-8")
                 # each op leaves a plot behind: kept, they slowed every later command
-                # (800 boards took 145 s, 60 ms an operating point instead of 6)
+                # (800 boards took 145 s instead of 4.6)
                 commands += [f"echo @@ {i} {s}", f"source {path}", "op",
                              "print all" if every_node else f"print {' '.join(vectors)}",
                              "destroy all", "remcirc"]
