@@ -136,7 +136,8 @@ def test_the_committed_op_lists_are_what_the_netlists_give():
     (None, None),
     # a decimal comma, as European schematics write it (the demos' 4,7K and 2,2uH);
     # a comma before a space still ends the value
-    ("4,7K", 4.7e3), ("2,2uH", 2.2e-6), ("3,3", 3.3), ("10uF, 16V", 10e-6)])
+    ("4,7K", 4.7e3), ("2,2uH", 2.2e-6), ("3,3", 3.3), ("10uF, 16V", 10e-6),
+    ("33k,1%", 33e3)])
 def test_values_are_read_as_schematics_write_them(text, value):
     from wirebench.verify.design_rules import part_value
 

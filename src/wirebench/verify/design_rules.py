@@ -63,7 +63,8 @@ def part_value(text) -> float | None:
     if text is None:
         return None
     text = _SPACED.sub(r"\1", str(text).strip().replace("µ", "u").replace("μ", "u"))
-    word = re.split(r"[\s/]|,(?!\d)", text)[0].replace(",", ".")
+    # a comma between digits is a decimal comma (4,7K); any other ends the value (33k,1%)
+    word = re.split(r"[\s/]|(?<!\d),|,(?!\d)", text)[0].replace(",", ".")
     word = _UNIT.sub("", word)
     if re.fullmatch(r"\d+[Rr]\d*", word):  # 4R7, 22R: R marks the decimal point
         word = word.replace("R", ".").replace("r", ".").rstrip(".")
