@@ -25,8 +25,6 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import yaml
-
 from wirebench.taskgen.layout import Part
 from wirebench.verify.design_rules import part_value
 
@@ -104,14 +102,11 @@ def for_design(design) -> Bench | None:
 
 # ---- the deck ----------------------------------------------------------------------------
 
-@functools.cache
-def _cards() -> dict:
-    path = Path(__file__).resolve().parents[2] / "data" / "part_models.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
 def _card(key: str, value: str | None = None) -> tuple[str, str]:
-    entry = _cards()[key]
+    """A part's model name and card, as part_models.yaml has it for one of our symbols."""
+    from wirebench.verify.part_models import library
+
+    entry = library()[key]
     if value is not None:
         entry = entry["by_value"][value]
     return entry["model_name"], entry["model_card"]
